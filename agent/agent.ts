@@ -1,0 +1,99 @@
+import { randomUUID } from "node:crypto";
+import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
+import type { TrackerOutput } from "./core/tracker";
+
+/** What the agent loop needs from a watched system (a Redis node, later Redlock groups and ZooKeeper). */
+export interface WatchedSource {
+  status(): SourceStatus;
+  poll(): Promise<TrackerOutput>;
+  locks(): Lock[];
+}
+
+export interface AgentSink {
+  publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void;
+}
+
+/**
+ * Polls every source on a fixed cadence (the next poll starts an interval after the previous one began, never
+ * overlapping it), publishes what changed, and turns a source going down or up into an event.
+ */
+export class AgentLoop {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly wasUp = new Map<string, boolean>();
+  polls = 0;
+
+  constructor(
+    private readonly sources: readonly WatchedSource[],
+    private readonly sink: AgentSink,
+    private readonly opts: { agentId: string; pollIntervalMs: number; log: (line: string) => void },
+  ) {}
+
+  start(): void {
+    void this.tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  statuses(): SourceStatus[] {
+    return this.sources.map((s) => s.status());
+  }
+
+  locks(): Lock[] {
+    return this.sources.flatMap((s) => s.locks());
+  }
+
+  async pollOnce(): Promise<void> {
+    const results = await Promise.all(this.sources.map((s) => s.poll()));
+    const events: LockEvent[] = [];
+    const upserts: Lock[] = [];
+    const removed: string[] = [];
+    results.forEach((r, i) => {
+      const status = this.sources[i]!.status();
+      const before = this.wasUp.get(status.id);
+      if (before !== status.up) {
+        this.wasUp.set(status.id, status.up);
+        // The first observation of a healthy source is not news; a source that starts down is.
+        if (before !== undefined || !status.up) events.push(this.sourceEvent(status));
+        this.opts.log(`source ${status.id} ${status.up ? "up" : `down: ${status.error ?? "unknown error"}`}`);
+      }
+      events.push(...r.events);
+      upserts.push(...r.upserts);
+      removed.push(...r.removed);
+    });
+    this.polls++;
+    this.sink.publish(events, upserts, removed);
+  }
+
+  private sourceEvent(status: SourceStatus): LockEvent {
+    const ev: LockEvent = {
+      id: randomUUID(),
+      agentId: this.opts.agentId,
+      type: status.up ? "source-up" : "source-down",
+      lockId: `source-${Buffer.from(status.id).toString("base64url").slice(0, 100)}`,
+      backend: status.kind,
+      source: status.id,
+      resource: status.id,
+      owner: null,
+      at: new Date().toISOString(),
+    };
+    if (status.error) ev.detail = { error: status.error.slice(0, 500) };
+    return ev;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    const started = Date.now();
+    try {
+      await this.pollOnce();
+    } catch (err) {
+      this.opts.log(`poll failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (this.stopped) return;
+    const wait = Math.max(0, this.opts.pollIntervalMs - (Date.now() - started));
+    this.timer = setTimeout(() => void this.tick(), wait);
+  }
+}

@@ -1,0 +1,84 @@
+import { hostname } from "node:os";
+import { ConfigError, readHttpUrl, readInt, readList, readString, type Env } from "../lib/config/env";
+
+/** Lock keys are found by these SCAN MATCH globs (case variants folded into character classes). */
+export const DEFAULT_LOCK_PATTERNS = [
+  "*[lL][oO][cC][kK]*",
+  "mutex:*",
+  "*[mM][uU][tT][eE][xX]*",
+  "semaphore:*",
+  "*[sS][eE][mM][aA][pP][hH][oO][rR][eE]*",
+];
+
+export interface RedisTarget {
+  /** The URL with any password removed: what the dashboard shows as the source. */
+  id: string;
+  /** The URL to connect with (may carry credentials; never sent to the dashboard). */
+  url: string;
+}
+
+export interface AgentConfig {
+  agentId: string;
+  agentName: string;
+  dashboardUrl: string;
+  agentToken: string;
+  redis: RedisTarget[];
+  lockPatterns: string[];
+  pollIntervalMs: number;
+  scanCount: number;
+  /** Key visits per second per Redis node (a SCAN COUNT n costs n, each read 1); 0 = unlimited. */
+  maxKeyVisitsPerSec: number;
+  valuePreviewBytes: number;
+  /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
+  bufferEvents: number;
+  commandTimeoutMs: number;
+}
+
+export function parseRedisTarget(variable: string, raw: string): RedisTarget {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(variable, `not a URL: ${JSON.stringify(raw.slice(0, 80))} (expected redis://host:port)`);
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+    throw new ConfigError(variable, `expected redis:// or rediss://, got ${JSON.stringify(url.protocol)}`);
+  }
+  if (!url.hostname) throw new ConfigError(variable, `no host in ${JSON.stringify(raw.slice(0, 80))}`);
+  const db = url.pathname.replace(/^\//, "") || "0";
+  if (!/^\d{1,3}$/.test(db)) throw new ConfigError(variable, `database must be a number, got ${JSON.stringify(db)}`);
+  const port = url.port || "6379";
+  return { id: `${url.protocol}//${url.hostname}:${port}/${db}`, url: raw };
+}
+
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
+  const port = readInt(env, "PORT", 3000, 1, 65535);
+  const redisUrls = readList(env, "REDIS_URLS") ?? ["redis://127.0.0.1:6379"];
+  const redis = redisUrls.map((u) => parseRedisTarget("REDIS_URLS", u));
+  const ids = new Set<string>();
+  for (const r of redis) {
+    if (ids.has(r.id)) throw new ConfigError("REDIS_URLS", `${r.id} is listed twice`);
+    ids.add(r.id);
+  }
+  const lockPatterns = readList(env, "LOCK_PATTERNS") ?? DEFAULT_LOCK_PATTERNS;
+  if (lockPatterns.length === 0) throw new ConfigError("LOCK_PATTERNS", "is set but names no pattern");
+  const agentToken = readString(env, "AGENT_TOKEN", "");
+  if (agentToken === "") throw new ConfigError("AGENT_TOKEN", "is required: the dashboard accepts only agents that present it");
+  const host = hostname();
+  const agentId = readString(env, "AGENT_ID", host.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 100) || "agent");
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(agentId)) throw new ConfigError("AGENT_ID", "use letters, digits, '.', '_' or '-'");
+  return {
+    agentId,
+    agentName: readString(env, "AGENT_NAME", agentId),
+    dashboardUrl: readHttpUrl(env, "DASHBOARD_URL", `http://127.0.0.1:${port}`),
+    agentToken,
+    redis,
+    lockPatterns,
+    pollIntervalMs: readInt(env, "POLL_INTERVAL_MS", 1000, 100, 600_000),
+    scanCount: readInt(env, "SCAN_COUNT", 1000, 10, 100_000),
+    maxKeyVisitsPerSec: readInt(env, "MAX_KEY_VISITS_PER_SEC", 100_000, 0, 100_000_000),
+    valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
+    bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),
+    commandTimeoutMs: readInt(env, "COMMAND_TIMEOUT_MS", 2000, 50, 60_000),
+  };
+}

@@ -1,0 +1,150 @@
+import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
+import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
+
+/** A lock as a source observed it, before the tracker adds what needs history (`since`). */
+export type ObservedLock = Omit<Lock, "since">;
+
+interface Tracked {
+  lock: Lock;
+  observedAtMs: number;
+  /** JSON of the fields that matter to a viewer, to send an upsert only when something really changed. */
+  fingerprint: string;
+}
+
+export interface TrackerOutput {
+  events: LockEvent[];
+  upserts: Lock[];
+  removed: string[];
+}
+
+export interface TrackerOptions {
+  agentId: string;
+  newId: () => string;
+  toleranceMs?: number;
+}
+
+function fingerprint(lock: Lock): string {
+  const { ttlMs: _t, observedAt: _o, ...rest } = lock;
+  return JSON.stringify(rest);
+}
+
+/**
+ * Turns successive observations of one source into events. Pure apart from the id generator: the source decides
+ * what is present and what is confirmed gone; absence from a partial or failed scan never counts as a release.
+ */
+export class LockTracker {
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly tolerance: number;
+
+  constructor(private readonly opts: TrackerOptions) {
+    this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+  }
+
+  get size(): number {
+    return this.tracked.size;
+  }
+
+  has(id: string): boolean {
+    return this.tracked.has(id);
+  }
+
+  locks(): Lock[] {
+    return [...this.tracked.values()].map((t) => t.lock);
+  }
+
+  /**
+   * present: locks seen in this pass (with their observation time); gone: ids confirmed deleted at goneAtMs;
+   * `detail` is merged into every event (for example how the change was seen, or that the server restarted).
+   */
+  apply(
+    present: ReadonlyArray<{ lock: ObservedLock; observedAtMs: number }>,
+    gone: ReadonlyArray<{ id: string; atMs: number }>,
+    detail: Record<string, string | number | boolean> = {},
+  ): TrackerOutput {
+    const out: TrackerOutput = { events: [], upserts: [], removed: [] };
+    for (const { lock: obs, observedAtMs } of present) {
+      const prev = this.tracked.get(obs.id);
+      if (!prev) {
+        const lock: Lock = { ...obs, since: obs.observedAt };
+        this.store(lock, observedAtMs, out);
+        out.events.push(this.event("acquired", lock, observedAtMs, detail));
+        continue;
+      }
+      const c = classifyChange(
+        { owner: prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
+        { owner: obs.owner, ttlMs: obs.ttlMs, observedAtMs },
+        observedAtMs,
+        this.tolerance,
+      );
+      const ownerChanged = c?.type === "owner-changed";
+      const lock: Lock = { ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since };
+      const changed = this.store(lock, observedAtMs, out, prev.fingerprint);
+      if (c) {
+        const extra: Record<string, string | number | boolean> = { ...detail };
+        if (ownerChanged) {
+          extra.afterExpiry = c.afterExpiry ?? false;
+          extra.heldMs = observedAtMs - Date.parse(prev.lock.since);
+        }
+        out.events.push(this.event(c.type, lock, observedAtMs, extra, prev.lock.owner));
+        if (!changed) out.upserts.push(lock); // a renewal changes only the TTL, which the fingerprint ignores
+      }
+    }
+    for (const { id, atMs } of gone) {
+      const prev = this.tracked.get(id);
+      if (!prev) continue;
+      const c = classifyChange(
+        { owner: prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
+        null,
+        atMs,
+        this.tolerance,
+      );
+      this.tracked.delete(id);
+      out.removed.push(id);
+      const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
+      out.events.push(
+        this.event(type, { ...prev.lock, ttlMs: null }, atMs, { ...detail, heldMs: atMs - Date.parse(prev.lock.since) }),
+      );
+    }
+    return out;
+  }
+
+  /** Drops everything without events (the source itself was removed from the configuration). */
+  clear(): string[] {
+    const ids = [...this.tracked.keys()];
+    this.tracked.clear();
+    return ids;
+  }
+
+  private store(lock: Lock, observedAtMs: number, out: TrackerOutput, previousFingerprint?: string): boolean {
+    const fp = fingerprint(lock);
+    this.tracked.set(lock.id, { lock, observedAtMs, fingerprint: fp });
+    if (fp === previousFingerprint) return false;
+    out.upserts.push(lock);
+    return true;
+  }
+
+  private event(
+    type: LockEventType,
+    lock: Lock,
+    atMs: number,
+    detail: Record<string, string | number | boolean>,
+    previousOwner?: string | null,
+  ): LockEvent {
+    const ev: LockEvent = {
+      id: this.opts.newId(),
+      agentId: this.opts.agentId,
+      type,
+      lockId: lock.id,
+      backend: lock.backend,
+      source: lock.source,
+      resource: lock.resource,
+      owner: lock.owner,
+      library: lock.library,
+      ttlMs: lock.ttlMs,
+      at: new Date(atMs).toISOString(),
+    };
+    if (previousOwner !== undefined) ev.previousOwner = previousOwner;
+    if (Object.keys(detail).length > 0) ev.detail = detail;
+    return ev;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Composition root of the agent: config -> clients -> sources -> loop -> transport.
+ * Run alone with `npm run agent` (DASHBOARD_URL, AGENT_TOKEN), or together with the dashboard by `npm start`.
+ */
+import { randomUUID } from "node:crypto";
+import { loadOrExit } from "../lib/config/env";
+import { AgentLoop, type WatchedSource } from "./agent";
+import { loadAgentConfig } from "./config";
+import { connectRedis, IoredisLockPort } from "./sources/redis/redis-client";
+import { RedisSource } from "./sources/redis/redis-source";
+import { DashboardLink } from "./transport/dashboard-link";
+
+const VERSION = "0.1.0";
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString()} agent ${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const config = loadOrExit("lockscope agent", () => loadAgentConfig());
+  const visitBudgetPerPoll = Math.round((config.maxKeyVisitsPerSec * config.pollIntervalMs) / 1000);
+  const clients = config.redis.map((target) => {
+    let source: RedisSource | undefined;
+    const client = connectRedis({
+      url: target.url,
+      commandTimeoutMs: config.commandTimeoutMs,
+      onStatus: (up, error) => source?.setConnection(up, error),
+    });
+    source = new RedisSource(new IoredisLockPort(client), {
+      sourceId: target.id,
+      agentId: config.agentId,
+      lockPatterns: config.lockPatterns,
+      scanCount: config.scanCount,
+      visitBudgetPerPoll,
+      valuePreviewBytes: config.valuePreviewBytes,
+      newId: randomUUID,
+    });
+    return { client, source };
+  });
+  // Wait for the first connection attempt so a slow handshake is not reported as an outage; a failure is reported
+  // by the first poll and retried by ioredis with backoff.
+  await Promise.all(clients.map(({ client }) => client.connect().catch(() => undefined)));
+  const sources: WatchedSource[] = clients.map(({ source }) => ({
+    status: () => source.status(),
+    poll: () => source.poll(),
+    locks: () => source.tracker.locks(),
+  }));
+  let loop: AgentLoop | undefined;
+  const link = new DashboardLink({
+    dashboardUrl: config.dashboardUrl,
+    agentToken: config.agentToken,
+    agentId: config.agentId,
+    agentName: config.agentName,
+    version: VERSION,
+    bufferEvents: config.bufferEvents,
+    sources: () => loop?.statuses() ?? [],
+    locks: () => loop?.locks() ?? [],
+    log,
+  });
+  loop = new AgentLoop(sources, link, { agentId: config.agentId, pollIntervalMs: config.pollIntervalMs, log });
+  log(`watching ${config.redis.map((r) => r.id).join(", ") || "no Redis"}; streaming to ${config.dashboardUrl}`);
+  loop.start();
+
+  const shutdown = (signal: string) => {
+    log(`${signal}: stopping (${link.pendingEvents} events not yet acknowledged)`);
+    loop?.stop();
+    link.close();
+    for (const { client } of clients) client.disconnect();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+void main();

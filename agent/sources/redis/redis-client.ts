@@ -1,0 +1,130 @@
+import { Redis } from "ioredis";
+import type { KeySample, RedisLockPort } from "./redis-port";
+
+/** How many fields, members or items one sample reads at most: a lock key is small; a huge one is shown cut. */
+export const PAGE = 20;
+
+export interface RedisConnectionOptions {
+  url: string;
+  commandTimeoutMs: number;
+  onStatus: (up: boolean, error?: string) => void;
+}
+
+/**
+ * ioredis with the settings a watcher of production servers needs: no offline queue (a command while down fails
+ * at once instead of piling up), a per-command timeout, and reconnects with capped backoff.
+ */
+export function connectRedis(opts: RedisConnectionOptions): Redis {
+  const client = new Redis(opts.url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: opts.commandTimeoutMs,
+    connectTimeout: Math.max(1000, opts.commandTimeoutMs),
+    connectionName: "lockscope-agent",
+    retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 8), 10_000),
+    // Never follow a replica's READONLY or a cluster redirect into writes: the agent only reads.
+    autoResubscribe: false,
+  });
+  client.on("ready", () => opts.onStatus(true));
+  client.on("error", (err: Error) => opts.onStatus(false, err.message));
+  client.on("end", () => opts.onStatus(false, "connection closed"));
+  client.on("close", () => opts.onStatus(false, "connection closed"));
+  return client;
+}
+
+type Reply = [Error | null, unknown];
+
+function asNumber(r: Reply | undefined): number {
+  if (!r || r[0]) return 0;
+  return Number(r[1]);
+}
+
+export class IoredisLockPort implements RedisLockPort {
+  constructor(private readonly client: Redis) {}
+
+  async scan(cursor: string, count: number) {
+    const [next, keys] = await this.client.scanBuffer(cursor, "COUNT", count);
+    return { cursor: next.toString(), keys };
+  }
+
+  async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {
+    const known = keys.map((_, i) => expectedTypes[i]);
+    // Keys whose type is unknown need TYPE first: one extra round trip for new keys only.
+    const unknown = keys.filter((_, i) => known[i] === undefined);
+    if (unknown.length > 0) {
+      const p = this.client.pipeline();
+      for (const k of unknown) p.type(k);
+      const replies = (await p.exec()) ?? [];
+      let j = 0;
+      keys.forEach((_, i) => {
+        if (known[i] === undefined) {
+          const r = replies[j++];
+          known[i] = r && !r[0] ? String(r[1]) : "none";
+        }
+      });
+    }
+    const p = this.client.pipeline();
+    const plan: number[] = [];
+    keys.forEach((k, i) => {
+      const type = known[i]!;
+      p.type(k).pttl(k);
+      let n = 4;
+      if (type === "string") p.strlen(k).getrangeBuffer(k, 0, previewBytes - 1);
+      else if (type === "hash") p.hlen(k).hscanBuffer(k, "0", "COUNT", PAGE);
+      else if (type === "zset") p.zcard(k).zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
+      else if (type === "list") p.llen(k).lrangeBuffer(k, 0, PAGE - 1);
+      else if (type === "set") p.scard(k).sscanBuffer(k, "0", "COUNT", PAGE);
+      else n = 0;
+      plan.push(n === 0 ? 2 : 4);
+    });
+    const replies = ((await p.exec()) ?? []) as Reply[];
+    const out: KeySample[] = [];
+    let at = 0;
+    keys.forEach((key, i) => {
+      const r = replies.slice(at, at + plan[i]!);
+      at += plan[i]!;
+      const type = r[0] && !r[0][0] ? String(r[0][1]) : "none";
+      const sample: KeySample = { key, type, pttl: asNumber(r[1]) };
+      // If the type changed since it was last seen, the reads below were for the old type: skip them this round.
+      if (type !== known[i] || r.slice(2).some((x) => x[0])) {
+        out.push(sample);
+        return;
+      }
+      const length = asNumber(r[2]);
+      const body = r[3]?.[1];
+      if (type === "string") sample.string = { prefix: body as Buffer, length };
+      else if (type === "hash") sample.hash = { length, fields: pairs((body as [Buffer, Buffer[]])[1]) };
+      else if (type === "zset") {
+        const flat = body as Buffer[];
+        sample.zset = { length, members: pairs(flat).map(([m, s]) => [m, Number(s.toString())] as [Buffer, number]) };
+      } else if (type === "list") sample.list = { length, items: body as Buffer[] };
+      else if (type === "set") sample.set = { length, members: (body as [Buffer, Buffer[]])[1] };
+      out.push(sample);
+    });
+    return out;
+  }
+
+  async runId() {
+    const info = await this.client.info("server");
+    return parseRunId(info);
+  }
+}
+
+function pairs(flat: Buffer[]): Array<[Buffer, Buffer]> {
+  const out: Array<[Buffer, Buffer]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+}
+
+/**
+ * Sample of INFO server:
+ *   # Server
+ *   redis_version:7.0.15
+ *   run_id:4f2d8c0e7a9b1c3d5e6f708192a3b4c5d6e7f809
+ *   tcp_port:6379
+ */
+export function parseRunId(info: string): string {
+  const m = /^run_id:([0-9a-f]+)\r?$/m.exec(info);
+  return m ? m[1]! : "";
+}

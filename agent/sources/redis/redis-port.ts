@@ -1,0 +1,36 @@
+/**
+ * The only Redis commands the agent uses to watch locks, all read-only and bounded. The ioredis implementation is
+ * in redis-client.ts; unit tests implement this port with a fake.
+ */
+
+/** TYPE and PTTL of one key. pttl: -1 = no expiry, -2 = gone. */
+export interface KeyProbe {
+  type: string;
+  pttl: number;
+}
+
+/** A bounded read of one lock key's content, by type. Everything is a prefix or a first page. */
+export interface KeySample {
+  key: Buffer;
+  type: string;
+  pttl: number;
+  /** Strings: the first previewBytes bytes and the full length. */
+  string?: { prefix: Buffer; length: number };
+  /** Hashes: the first page of fields (HSCAN) and the field count. */
+  hash?: { length: number; fields: Array<[Buffer, Buffer]> };
+  /** Sorted sets: the lowest-scored members and the member count. */
+  zset?: { length: number; members: Array<[Buffer, number]> };
+  /** Lists: the head of the list and its length. */
+  list?: { length: number; items: Buffer[] };
+  /** Sets: a first page of members and the member count. */
+  set?: { length: number; members: Buffer[] };
+}
+
+export interface RedisLockPort {
+  /** One SCAN step. Returns the next cursor ("0" when the pass is complete) and the keys. */
+  scan(cursor: string, count: number): Promise<{ cursor: string; keys: Buffer[] }>;
+  /** Pipelined TYPE + PTTL + a bounded read per key; one round trip for a batch. */
+  sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]>;
+  /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */
+  runId(): Promise<string>;
+}

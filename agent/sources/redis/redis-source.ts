@@ -1,0 +1,169 @@
+import type { SourceStatus } from "../../../lib/contract/lock";
+import { escapeBytes } from "../../core/escape";
+import { staticHazards } from "../../core/hazards";
+import { lockId } from "../../core/lock-id";
+import { compilePatterns } from "../../core/glob";
+import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { previewSample } from "./preview";
+import { recognise } from "./recognisers";
+import type { KeySample, RedisLockPort } from "./redis-port";
+
+export interface RedisSourceOptions {
+  sourceId: string;
+  agentId: string;
+  lockPatterns: readonly string[];
+  scanCount: number;
+  /** Key visits allowed per poll (SCAN COUNT n costs n, a sampled key costs 4 commands); 0 = unlimited. */
+  visitBudgetPerPoll: number;
+  valuePreviewBytes: number;
+  newId: () => string;
+  now?: () => number;
+}
+
+/** Keys sampled per pipeline: keeps each reply small and lets other clients' commands interleave. */
+const SAMPLE_BATCH = 250;
+
+interface KnownKey {
+  key: Buffer;
+  type: string;
+}
+
+/**
+ * Watches one Redis node. Each poll re-reads every known lock key (pipelined) and advances a paced SCAN pass that
+ * finds new ones. A lock counts as gone only when a direct read says so (PTTL -2): a failed or partial poll
+ * changes nothing, so an outage or a restart of the agent never shows up as a burst of false releases.
+ */
+export class RedisSource {
+  readonly tracker: LockTracker;
+  private readonly known = new Map<string, KnownKey>();
+  private readonly matches: (key: string) => boolean;
+  private readonly now: () => number;
+  private cursor = "0";
+  private passStartedMs = 0;
+  private runId: string | null = null;
+  private up = false;
+  private error: string | undefined = "not connected yet";
+  private lastScanAt: string | undefined;
+  private lastScanMs: number | undefined;
+
+  constructor(
+    private readonly port: RedisLockPort,
+    private readonly opts: RedisSourceOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.tracker = new LockTracker({ agentId: opts.agentId, newId: opts.newId });
+    // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
+    const latin1 = opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1"));
+    this.matches = compilePatterns(latin1);
+  }
+
+  status(): SourceStatus {
+    const s: SourceStatus = { id: this.opts.sourceId, kind: "redis", up: this.up, locks: this.tracker.size, agentId: this.opts.agentId };
+    if (!this.up && this.error) s.error = this.error;
+    if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
+    if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    return s;
+  }
+
+  /** Connection state from the client; a poll that fails also marks the source down. */
+  setConnection(up: boolean, error?: string): void {
+    this.up = up;
+    this.error = up ? undefined : (error ?? "down");
+  }
+
+  /** One poll. Throws nothing: a failure marks the source down and leaves the tracked state as it was. */
+  async poll(): Promise<TrackerOutput> {
+    const empty: TrackerOutput = { events: [], upserts: [], removed: [] };
+    try {
+      const restarted = await this.checkRunId();
+      const discovered = await this.discover();
+      const out = await this.refresh(discovered, restarted);
+      this.up = true;
+      this.error = undefined;
+      return out;
+    } catch (err) {
+      this.up = false;
+      this.error = err instanceof Error ? err.message : String(err);
+      return empty;
+    }
+  }
+
+  private async checkRunId(): Promise<boolean> {
+    const id = await this.port.runId();
+    const restarted = this.runId !== null && id !== "" && id !== this.runId;
+    this.runId = id;
+    return restarted;
+  }
+
+  /** Advances the SCAN pass within the poll's budget; returns matching keys not tracked yet. */
+  private async discover(): Promise<KnownKey[]> {
+    const found: KnownKey[] = [];
+    const budget = this.opts.visitBudgetPerPoll;
+    let spent = this.known.size * 4;
+    if (this.cursor === "0") this.passStartedMs = this.now();
+    // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
+    do {
+      const { cursor, keys } = await this.port.scan(this.cursor, this.opts.scanCount);
+      this.cursor = cursor;
+      spent += this.opts.scanCount;
+      for (const key of keys) {
+        const k = key.toString("latin1");
+        if (!this.known.has(k) && this.matches(k)) found.push({ key, type: "" });
+      }
+      if (cursor === "0") {
+        const end = this.now();
+        this.lastScanMs = end - this.passStartedMs;
+        this.lastScanAt = new Date(end).toISOString();
+        break;
+      }
+    } while (budget === 0 || spent < budget);
+    return found;
+  }
+
+  private async refresh(discovered: KnownKey[], restarted: boolean): Promise<TrackerOutput> {
+    const all = [...this.known.values(), ...discovered];
+    const present: Array<{ lock: ObservedLock; observedAtMs: number }> = [];
+    const gone: Array<{ id: string; atMs: number }> = [];
+    for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
+      const batch = all.slice(i, i + SAMPLE_BATCH);
+      const samples = await this.port.sample(
+        batch.map((b) => b.key),
+        batch.map((b) => b.type || undefined),
+        this.opts.valuePreviewBytes,
+      );
+      const at = this.now();
+      samples.forEach((s, j) => {
+        const k = batch[j]!.key.toString("latin1");
+        if (s.pttl === -2 || s.type === "none") {
+          if (this.known.delete(k)) gone.push({ id: lockId("redis", this.opts.sourceId, s.key), atMs: at });
+          return;
+        }
+        this.known.set(k, { key: s.key, type: s.type });
+        present.push({ lock: this.observe(s, at), observedAtMs: at });
+      });
+    }
+    return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted" } : {});
+  }
+
+  private observe(s: KeySample, atMs: number): ObservedLock {
+    const rec = recognise(s, atMs);
+    const ttlMs = s.pttl >= 0 ? s.pttl : null;
+    return {
+      id: lockId("redis", this.opts.sourceId, s.key),
+      backend: "redis",
+      source: this.opts.sourceId,
+      resource: escapeBytes(s.key, 512),
+      owner: rec.owner,
+      library: rec.library,
+      rule: rec.rule,
+      ttlMs,
+      holder: rec.holder,
+      waiters: rec.waiters,
+      observedAt: new Date(atMs).toISOString(),
+      kind: s.type,
+      valuePreview: previewSample(s),
+      hazards: [...staticHazards({ backend: "redis", ttlMs, kind: s.type }), ...(rec.hazards ?? [])],
+      agentId: this.opts.agentId,
+    };
+  }
+}

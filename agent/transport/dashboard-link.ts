@@ -1,0 +1,148 @@
+import { io, type Socket } from "socket.io-client";
+import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
+import {
+  AGENT_NAMESPACE,
+  type AgentAck,
+  type AgentToServerEvents,
+  type ServerToAgentEvents,
+} from "../../lib/contract/socket";
+import { EventBuffer } from "./event-buffer";
+
+export interface DashboardLinkOptions {
+  dashboardUrl: string;
+  agentToken: string;
+  agentId: string;
+  agentName: string;
+  version: string;
+  bufferEvents: number;
+  /** The agent's whole current state, sent on every (re)connect. */
+  sources: () => SourceStatus[];
+  locks: () => Lock[];
+  log: (line: string) => void;
+  ackTimeoutMs?: number;
+}
+
+const BATCH = 1000;
+
+/**
+ * The agent's side of the stream: a full snapshot on every connect, then deltas with events. An event leaves the
+ * buffer only when the dashboard acknowledges that it is stored, so a dashboard restart loses nothing the agent
+ * still holds; a delta that may not have arrived is repaired by sending a fresh snapshot.
+ */
+export class DashboardLink {
+  private readonly socket: Socket<ServerToAgentEvents, AgentToServerEvents>;
+  private readonly buffer: EventBuffer;
+  private upserts = new Map<string, Lock>();
+  private removed = new Set<string>();
+  private needSnapshot = true;
+  private sending = false;
+  private reportedDrops = 0;
+  connected = false;
+
+  constructor(private readonly opts: DashboardLinkOptions) {
+    this.buffer = new EventBuffer(opts.bufferEvents);
+    this.socket = io(`${opts.dashboardUrl}${AGENT_NAMESPACE}`, {
+      auth: { token: opts.agentToken, agentId: opts.agentId },
+      reconnection: true,
+      reconnectionDelay: 500,
+      reconnectionDelayMax: 10_000,
+      transports: ["websocket"],
+    });
+    this.socket.on("connect", () => {
+      this.connected = true;
+      this.needSnapshot = true;
+      opts.log(`connected to dashboard ${opts.dashboardUrl}`);
+      void this.flush();
+    });
+    this.socket.on("disconnect", (reason) => {
+      this.connected = false;
+      opts.log(`dashboard connection lost (${reason}); buffering events`);
+    });
+    this.socket.on("connect_error", (err) => {
+      this.connected = false;
+      opts.log(`cannot reach dashboard: ${err.message}`);
+    });
+  }
+
+  get pendingEvents(): number {
+    return this.buffer.length;
+  }
+
+  publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void {
+    this.buffer.push(events);
+    for (const l of upserts) {
+      this.upserts.set(l.id, l);
+      this.removed.delete(l.id);
+    }
+    for (const id of removed) {
+      this.upserts.delete(id);
+      this.removed.add(id);
+    }
+    if (this.buffer.dropped > this.reportedDrops) {
+      this.opts.log(`event buffer full: dropped ${this.buffer.dropped - this.reportedDrops} oldest events`);
+      this.reportedDrops = this.buffer.dropped;
+    }
+    void this.flush();
+  }
+
+  /** Sends what is pending, one message at a time; safe to call often. */
+  async flush(): Promise<void> {
+    if (this.sending || !this.connected) return;
+    this.sending = true;
+    const timeout = this.opts.ackTimeoutMs ?? 10_000;
+    try {
+      while (this.connected) {
+        if (this.needSnapshot) {
+          const sources = this.opts.sources();
+          const locks = this.opts.locks();
+          this.upserts.clear();
+          this.removed.clear();
+          const ack: AgentAck = await this.socket.timeout(timeout).emitWithAck("agent:snapshot", {
+            agentId: this.opts.agentId,
+            agentName: this.opts.agentName,
+            version: this.opts.version,
+            at: new Date().toISOString(),
+            sources,
+            locks,
+          });
+          if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
+          this.needSnapshot = false;
+        }
+        const events = this.buffer.peek(BATCH);
+        if (events.length === 0 && this.upserts.size === 0 && this.removed.size === 0) break;
+        const upserts = [...this.upserts.values()];
+        const removed = [...this.removed];
+        this.upserts.clear();
+        this.removed.clear();
+        let ack: AgentAck;
+        try {
+          ack = await this.socket.timeout(timeout).emitWithAck("agent:update", {
+            agentId: this.opts.agentId,
+            at: new Date().toISOString(),
+            sources: this.opts.sources(),
+            upserts,
+            removed,
+            events,
+          });
+        } catch (err) {
+          this.needSnapshot = true; // the delta may be lost: the next message repairs it with a snapshot
+          throw err;
+        }
+        this.buffer.acknowledge(ack.stored);
+        if (!ack.ok) {
+          this.needSnapshot = true;
+          throw new Error(ack.error ?? "update refused");
+        }
+      }
+    } catch (err) {
+      this.opts.log(`dashboard did not acknowledge: ${err instanceof Error ? err.message : String(err)}; will retry`);
+      setTimeout(() => void this.flush(), 1000).unref();
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Validation of everything that crosses into the dashboard from an agent. The schemas are annotated with the
+ * contract's types, so a schema and its type cannot silently drift apart.
+ */
+import { z } from "zod";
+import type { Hazard, Lock, LockEvent, SourceStatus, Waiter } from "./lock";
+import type { AgentSnapshot, AgentUpdate } from "./socket";
+
+const MAX_TEXT = 4096;
+const text = z.string().max(MAX_TEXT);
+const isoTime = z.string().max(40).refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
+const backend = z.enum(["redis", "redlock", "zookeeper"]);
+
+const hazard: z.ZodType<Hazard> = z.object({
+  code: text,
+  severity: z.enum(["info", "warning", "critical"]),
+  message: text,
+});
+
+const waiter: z.ZodType<Waiter> = z.object({ owner: text, since: isoTime.optional(), detail: text.optional() });
+
+const scalar = z.union([text, z.number(), z.boolean()]);
+
+export const lockSchema: z.ZodType<Lock> = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a URL-safe id"),
+  backend,
+  source: text,
+  resource: text,
+  owner: text.nullable(),
+  library: z.string().max(64),
+  rule: z.string().max(128),
+  ttlMs: z.number().int().nullable(),
+  holder: z.record(z.string().max(64), scalar).nullable(),
+  waiters: z.array(waiter).max(10_000),
+  since: isoTime,
+  observedAt: isoTime,
+  kind: z.string().max(32),
+  valuePreview: text.nullable(),
+  hazards: z.array(hazard).max(64),
+  agentId: z.string().max(128),
+});
+
+const eventSchema: z.ZodType<LockEvent> = z.object({
+  id: z.string().min(8).max(64),
+  agentId: z.string().max(128),
+  type: z.enum(["acquired", "released", "expired", "renewed", "owner-changed", "lost", "source-down", "source-up"]),
+  lockId: z.string().max(128),
+  backend,
+  source: text,
+  resource: text,
+  owner: text.nullable(),
+  previousOwner: text.nullable().optional(),
+  library: z.string().max(64).optional(),
+  ttlMs: z.number().int().nullable().optional(),
+  at: isoTime,
+  detail: z.record(z.string().max(64), z.union([text, z.number(), z.boolean(), z.null()])).optional(),
+});
+
+const sourceSchema: z.ZodType<SourceStatus> = z.object({
+  id: text,
+  kind: backend,
+  up: z.boolean(),
+  error: text.optional(),
+  locks: z.number().int().nonnegative(),
+  lastScanAt: isoTime.optional(),
+  lastScanMs: z.number().nonnegative().optional(),
+  agentId: z.string().max(128),
+});
+
+const agentId = z.string().min(1).max(128);
+
+const snapshotSchema: z.ZodType<AgentSnapshot> = z.object({
+  agentId,
+  agentName: z.string().max(256),
+  version: z.string().max(64),
+  at: isoTime,
+  sources: z.array(sourceSchema).max(1000),
+  locks: z.array(lockSchema).max(200_000),
+});
+
+const updateSchema: z.ZodType<AgentUpdate> = z.object({
+  agentId,
+  at: isoTime,
+  sources: z.array(sourceSchema).max(1000),
+  upserts: z.array(lockSchema).max(200_000),
+  removed: z.array(z.string().max(128)).max(200_000),
+  events: z.array(eventSchema).max(10_000),
+});
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function parseWith<T>(schema: z.ZodType<T>, input: unknown): Parsed<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  const where = issue?.path.join(".") || "(root)";
+  return { ok: false, error: `${where}: ${issue?.message ?? "invalid"}` };
+}
+
+export const parseAgentSnapshot = (input: unknown) => parseWith(snapshotSchema, input);
+export const parseAgentUpdate = (input: unknown) => parseWith(updateSchema, input);

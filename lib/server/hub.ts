@@ -1,0 +1,97 @@
+import { timingSafeEqual } from "node:crypto";
+import type { Server as HttpServer } from "node:http";
+import { Server } from "socket.io";
+import {
+  AGENT_NAMESPACE,
+  UI_NAMESPACE,
+  type AgentAck,
+  type AgentToServerEvents,
+  type ServerToAgentEvents,
+  type ServerToUiEvents,
+  type UiDelta,
+  type UiToServerEvents,
+} from "../contract/socket";
+import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
+import type { LiveState } from "./live-state";
+import type { HistoryStore } from "./store";
+
+function sameSecret(given: unknown, expected: string): boolean {
+  if (typeof given !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * socket.io glue: agents stream into the live state and the history store; browsers get the state on connect and
+ * deltas after. An agent's message is acknowledged only after its events are committed to the store.
+ */
+export function attachHub(
+  http: HttpServer,
+  deps: { live: LiveState; store: HistoryStore; agentToken: string; log: (line: string) => void },
+): Server {
+  const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
+  const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
+  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<AgentToServerEvents, ServerToAgentEvents>;
+
+  const broadcast = (delta: UiDelta | null) => {
+    if (delta) ui.emit("locks:delta", delta);
+  };
+
+  agents.use((socket, next) => {
+    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown };
+    if (!sameSecret(auth.token, deps.agentToken)) return next(new Error("unauthorised: wrong or missing agent token"));
+    if (typeof auth.agentId !== "string" || auth.agentId === "") return next(new Error("agentId is required"));
+    socket.data.agentId = auth.agentId;
+    next();
+  });
+
+  agents.on("connection", (socket) => {
+    const agentId = socket.data.agentId as string;
+    deps.log(`agent ${agentId} connected`);
+    socket.on("agent:snapshot", async (raw, ack) => {
+      const reply = typeof ack === "function" ? ack : () => undefined;
+      const parsed = parseAgentSnapshot(raw);
+      if (!parsed.ok) return reply(refuse(`invalid snapshot: ${parsed.error}`));
+      if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
+      try {
+        await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
+      } catch (err) {
+        return reply(refuse(`store unavailable: ${String(err)}`));
+      }
+      broadcast(deps.live.applySnapshot(parsed.value));
+      reply({ ok: true, stored: [] });
+    });
+    socket.on("agent:update", async (raw, ack) => {
+      const reply = typeof ack === "function" ? ack : () => undefined;
+      const parsed = parseAgentUpdate(raw);
+      if (!parsed.ok) return reply(refuse(`invalid update: ${parsed.error}`));
+      if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
+      let stored: string[];
+      try {
+        stored = await deps.store.saveEvents(parsed.value.events);
+      } catch (err) {
+        deps.log(`could not store events from ${agentId}: ${String(err)}`);
+        return reply(refuse("store unavailable; keep the events and retry"));
+      }
+      broadcast(deps.live.applyUpdate(parsed.value));
+      if (parsed.value.events.length > 0) ui.emit("events:new", { events: parsed.value.events });
+      reply({ ok: true, stored });
+    });
+    socket.on("disconnect", (reason) => {
+      deps.log(`agent ${agentId} disconnected (${reason})`);
+      // Another connection of the same agent may already be up (reconnect races): only mark it gone if none is.
+      const stillThere = [...agents.sockets.values()].some((s) => s.id !== socket.id && s.data.agentId === agentId);
+      if (!stillThere) broadcast(deps.live.disconnect(agentId));
+    });
+  });
+
+  ui.on("connection", (socket) => {
+    socket.emit("locks:state", deps.live.state());
+  });
+  return io;
+}
+
+function refuse(error: string): AgentAck {
+  return { ok: false, stored: [], error };
+}
