@@ -54,6 +54,71 @@ export interface Lock {
   hazards: Hazard[];
   /** Which agent reported it. */
   agentId: string;
+  /** Redlock locks: the vote of each node of the group. */
+  quorum?: QuorumView;
+  /** ZooKeeper locks: the contender queue with sessions and watches. */
+  zookeeper?: ZkLockView;
+}
+
+export type QuorumState = "held" | "at-risk" | "minority" | "split" | "quorum-lost" | "expired";
+
+export interface QuorumNode {
+  /** The node's id, as in the group's configuration (credentials removed). */
+  node: string;
+  state: "up" | "down" | "slow";
+  /** The resource's key exists on this node. */
+  present: boolean;
+  token: string | null;
+  ttlMs: number | null;
+  latencyMs?: number;
+  error?: string;
+}
+
+export interface QuorumView {
+  group: string;
+  /** Nodes holding the winning (most voted) token. */
+  votes: number;
+  nodes: number;
+  /** floor(N/2)+1 */
+  needed: number;
+  state: QuorumState;
+  /** PTTL still held by a majority, less the drift allowance (1% of TTL + 2 ms); null when no quorum. */
+  validityMs: number | null;
+  /** Some nodes did not answer: the view is built from the ones that did. */
+  partial: boolean;
+  perNode: QuorumNode[];
+}
+
+export interface ZkWatcher {
+  session: string;
+  host?: string;
+  /** true: read from the server's own watch table (wchc/wchp); false: inferred from the recipe. */
+  observed: boolean;
+}
+
+export interface ZkContender {
+  /** Child node name, e.g. `_c_3f2a...-lock-0000000007`. */
+  node: string;
+  sequence: number | null;
+  /** ephemeralOwner as 0x-prefixed hex; "0x0" for a persistent node. */
+  session: string;
+  ephemeral: boolean;
+  /** ISO time the node was created (when it queued). */
+  ctime: string;
+  role: "holder" | "waiter";
+  mode: "exclusive" | "read" | "write" | "lease" | "latch";
+  /** The node this contender waits on (its predecessor), null for holders. */
+  waitsFor: string | null;
+  watchedBy: ZkWatcher[];
+  dataPreview: string | null;
+}
+
+export interface ZkLockView {
+  recipe: string;
+  parent: string;
+  contenders: ZkContender[];
+  /** Watches read from the server (four-letter words allowed) rather than inferred. */
+  watchesObserved: boolean;
 }
 
 export type LockEventType =

@@ -3,7 +3,7 @@
  * contract's types, so a schema and its type cannot silently drift apart.
  */
 import { z } from "zod";
-import type { Hazard, Lock, LockEvent, SourceStatus, Waiter } from "./lock";
+import type { Hazard, Lock, LockEvent, QuorumView, SourceStatus, Waiter, ZkLockView } from "./lock";
 import type { AgentSnapshot, AgentUpdate } from "./socket";
 
 const MAX_TEXT = 4096;
@@ -20,6 +20,53 @@ const hazard: z.ZodType<Hazard> = z.object({
 const waiter: z.ZodType<Waiter> = z.object({ owner: text, since: isoTime.optional(), detail: text.optional() });
 
 const scalar = z.union([text, z.number(), z.boolean()]);
+
+const quorumSchema: z.ZodType<QuorumView> = z.object({
+  group: text,
+  votes: z.number().int().nonnegative(),
+  nodes: z.number().int().nonnegative(),
+  needed: z.number().int().nonnegative(),
+  state: z.enum(["held", "at-risk", "minority", "split", "quorum-lost", "expired"]),
+  validityMs: z.number().nullable(),
+  partial: z.boolean(),
+  perNode: z
+    .array(
+      z.object({
+        node: text,
+        state: z.enum(["up", "down", "slow"]),
+        present: z.boolean(),
+        token: text.nullable(),
+        ttlMs: z.number().int().nullable(),
+        latencyMs: z.number().nonnegative().optional(),
+        error: text.optional(),
+      }),
+    )
+    .max(64),
+});
+
+const zkSchema: z.ZodType<ZkLockView> = z.object({
+  recipe: z.string().max(64),
+  parent: text,
+  watchesObserved: z.boolean(),
+  contenders: z
+    .array(
+      z.object({
+        node: text,
+        sequence: z.number().int().nullable(),
+        session: z.string().max(32),
+        ephemeral: z.boolean(),
+        ctime: isoTime,
+        role: z.enum(["holder", "waiter"]),
+        mode: z.enum(["exclusive", "read", "write", "lease", "latch"]),
+        waitsFor: text.nullable(),
+        watchedBy: z
+          .array(z.object({ session: z.string().max(32), host: text.optional(), observed: z.boolean() }))
+          .max(10_000),
+        dataPreview: text.nullable(),
+      }),
+    )
+    .max(100_000),
+});
 
 export const lockSchema: z.ZodType<Lock> = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a URL-safe id"),
@@ -38,6 +85,8 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   valuePreview: text.nullable(),
   hazards: z.array(hazard).max(64),
   agentId: z.string().max(128),
+  quorum: quorumSchema.optional(),
+  zookeeper: zkSchema.optional(),
 });
 
 const eventSchema: z.ZodType<LockEvent> = z.object({
