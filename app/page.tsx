@@ -1,0 +1,5 @@
+import { LocksTable } from "@/components/locks/locks-table";
+
+export default function LocksPage() {
+  return <LocksTable />;
+}

@@ -1,0 +1,133 @@
+"use client";
+
+import Link from "next/link";
+import { useEffect, useState } from "react";
+import type { LockDetailResponse } from "@/lib/contract/api";
+import type { Lock, LockEvent } from "@/lib/contract/lock";
+import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { EventHistory } from "./event-history";
+import { formatDuration, remainingTtl } from "./format";
+import { HazardBadges } from "./hazard-badges";
+import { TtlCell } from "./ttl-cell";
+
+/** The lock and its stored history; null when the dashboard knows nothing of it (404). */
+async function fetchLockDetail(id: string): Promise<LockDetailResponse | null> {
+  const res = await fetch(`/api/locks/${encodeURIComponent(id)}`, { cache: "no-store" });
+  if (res.status === 404) return null;
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return (await res.json()) as LockDetailResponse;
+}
+
+function Field({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div className="grid grid-cols-[9rem_1fr] gap-2 py-1 text-sm">
+      <dt className="text-slate-500">{label}</dt>
+      <dd className="break-all font-mono text-slate-200">{children}</dd>
+    </div>
+  );
+}
+
+export function LockDetail({ id }: { id: string }) {
+  const { locks, recentEvents } = useLiveLocks();
+  const now = useNow();
+  const [history, setHistory] = useState<LockEvent[] | null>(null);
+  const [stored, setStored] = useState<Lock | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  // Reload the history whenever an event for this lock is pushed.
+  const latestForLock = recentEvents.find((e) => e.lockId === id)?.id;
+  useEffect(() => {
+    let current = true;
+    fetchLockDetail(id)
+      .then((body) => {
+        if (!current) return;
+        setHistory(body?.events ?? []);
+        setStored(body?.lock ?? null);
+        setError(body ? null : "This lock is not held and has no stored history.");
+      })
+      .catch((err: unknown) => {
+        if (current) setError(`Could not load the history: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    return () => {
+      current = false;
+    };
+  }, [id, latestForLock]);
+
+  const live = locks.get(id);
+  const lock = live?.lock ?? null;
+  const shown = lock ?? stored;
+  const last = history?.[0];
+
+  return (
+    <div className="space-y-6">
+      <div className="flex items-center gap-3 text-sm">
+        <Link href="/" className="text-slate-400 hover:text-slate-100">
+          ← Locks
+        </Link>
+      </div>
+      <section className="rounded border border-slate-800 bg-slate-900/40 p-4">
+        <div className="mb-3 flex flex-wrap items-center gap-3">
+          <h1 className="break-all font-mono text-lg text-slate-100" data-testid="detail-resource">
+            {shown?.resource ?? last?.resource ?? id}
+          </h1>
+          <span
+            data-testid="detail-status"
+            className={`rounded px-2 py-0.5 text-xs font-medium ${lock ? "bg-emerald-500/15 text-emerald-300" : "bg-slate-700/60 text-slate-300"}`}
+          >
+            {lock ? "held" : last ? `not held (${last.type})` : "unknown"}
+          </span>
+          {lock ? <HazardBadges hazards={lock.hazards} /> : null}
+        </div>
+        {lock ? (
+          <dl>
+            <Field label="Owner">{lock.owner ?? "unknown"}</Field>
+            <Field label="TTL">
+              <TtlCell remaining={remainingTtl(lock.ttlMs, live!.receivedAt, now)} total={lock.ttlMs} />
+            </Field>
+            <Field label="Held for">{formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})</Field>
+            <Field label="Backend / source">
+              {lock.backend} · {lock.source}
+            </Field>
+            <Field label="Library">
+              {lock.library} <span className="text-slate-500">(rule {lock.rule})</span>
+            </Field>
+            <Field label="Type">{lock.kind}</Field>
+            {lock.holder
+              ? Object.entries(lock.holder).map(([k, v]) => (
+                  <Field key={k} label={`Holder ${k}`}>
+                    {String(v)}
+                  </Field>
+                ))
+              : null}
+            <Field label="Value">{lock.valuePreview ?? "—"}</Field>
+            {lock.hazards.map((h) => (
+              <Field key={h.code} label={`Hazard (${h.severity})`}>
+                <span className="font-sans">{h.message}</span>
+              </Field>
+            ))}
+          </dl>
+        ) : (
+          <p className="text-sm text-slate-400">Not held right now. Its history is below.</p>
+        )}
+      </section>
+      {lock && lock.waiters.length > 0 ? (
+        <section>
+          <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>
+          <ol className="space-y-1 text-sm" data-testid="waiters">
+            {lock.waiters.map((w, i) => (
+              <li key={`${w.owner}-${i}`} className="font-mono">
+                {i + 1}. {w.owner} {w.since ? <span className="text-slate-500">since {w.since}</span> : null}{" "}
+                {w.detail ? <span className="text-slate-500">{w.detail}</span> : null}
+              </li>
+            ))}
+          </ol>
+        </section>
+      ) : null}
+      <section>
+        <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">History</h2>
+        {error ? <p className="text-sm text-amber-300">{error}</p> : null}
+        {history === null ? <p className="text-sm text-slate-500">Loading…</p> : <EventHistory events={history} />}
+      </section>
+    </div>
+  );
+}

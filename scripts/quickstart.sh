@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The one command that runs lockscope on a fresh Debian machine with Node.js 20 and npm:
+#   installs what is missing (redis-server; npm packages), builds the pages, and starts the dashboard and an agent.
+# With no REDIS_URLS configured it starts a throwaway redis-server on a free loopback port and a demo workload that
+# takes and releases real locks, so the screen is live at once. Open http://127.0.0.1:${PORT:-3000}.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "lockscope: installing ${need_apt[*]} (apt-get)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "lockscope: please install ${need_apt[*]} (sudo apt-get install -y ${need_apt[*]}) and run this again" >&2
+    exit 1
+  fi
+fi
+
+# npm ci only when the lock file changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "lockscope: installing npm packages"
+  npm ci --no-audit --no-fund
+fi
+export NEXT_TELEMETRY_DISABLED=1
+if [ ! -f .next/BUILD_ID ] || [ -n "$(find app components lib -newer .next/BUILD_ID -type f -print -quit)" ]; then
+  echo "lockscope: building the dashboard pages"
+  npx next build >/dev/null
+fi
+
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -n "${demo_dir:-}" ] && rm -rf "$demo_dir"
+}
+trap cleanup EXIT INT TERM
+
+if [ -z "${REDIS_URLS:-}" ]; then
+  demo_port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  demo_dir=$(mktemp -d)
+  redis-server --port "$demo_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$demo_dir" \
+    --logfile "$demo_dir/redis.log" --notify-keyspace-events "" &
+  pids+=($!)
+  export REDIS_URLS="redis://127.0.0.1:$demo_port"
+  for _ in $(seq 1 50); do redis-cli -p "$demo_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "lockscope: no REDIS_URLS configured: demo redis-server on $REDIS_URLS with a demo workload"
+  npx tsx scripts/demo-workload.ts &
+  pids+=($!)
+fi
+
+echo "lockscope: open http://127.0.0.1:${PORT:-3000}"
+npx tsx scripts/start.ts
