@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import { LockTracker, type ObservedLock } from "../../agent/core/tracker";
+
+let n = 0;
+const tracker = () => new LockTracker({ agentId: "a1", newId: () => `id-${++n}-xxxxxxxx` });
+
+function obs(owner: string, ttlMs: number | null, atMs: number, extra: Partial<ObservedLock> = {}) {
+  const lock: ObservedLock = {
+    id: "L1",
+    backend: "redis",
+    source: "redis://127.0.0.1:1/0",
+    resource: "lock:x",
+    owner,
+    library: "generic",
+    rule: "generic-string-token",
+    ttlMs,
+    holder: null,
+    waiters: [],
+    observedAt: new Date(atMs).toISOString(),
+    kind: "string",
+    valuePreview: owner,
+    hazards: [],
+    agentId: "a1",
+    ...extra,
+  };
+  return { lock, observedAtMs: atMs };
+}
+
+const T = Date.parse("2026-01-01T00:00:00Z");
+
+describe("LockTracker", () => {
+  it("reports a new lock as acquired and upserts it", () => {
+    const t = tracker();
+    const out = t.apply([obs("tok", 5000, T)], []);
+    expect(out.events.map((e) => e.type)).toEqual(["acquired"]);
+    expect(out.upserts).toHaveLength(1);
+    expect(out.upserts[0]!.since).toBe(new Date(T).toISOString());
+  });
+
+  it("sends nothing while a lock just counts down", () => {
+    const t = tracker();
+    t.apply([obs("tok", 5000, T)], []);
+    const out = t.apply([obs("tok", 4000, T + 1000)], []);
+    expect(out).toEqual({ events: [], upserts: [], removed: [] });
+  });
+
+  it("reports a renewal and upserts the new TTL", () => {
+    const t = tracker();
+    t.apply([obs("tok", 5000, T)], []);
+    const out = t.apply([obs("tok", 30_000, T + 1000)], []);
+    expect(out.events.map((e) => e.type)).toEqual(["renewed"]);
+    expect(out.upserts[0]!.ttlMs).toBe(30_000);
+  });
+
+  it("keeps `since` across renewals and resets it on an owner change", () => {
+    const t = tracker();
+    t.apply([obs("a", 5000, T)], []);
+    t.apply([obs("a", 9000, T + 1000)], []);
+    const out = t.apply([obs("b", 9000, T + 2000)], []);
+    expect(out.events[0]).toMatchObject({ type: "owner-changed", owner: "b", previousOwner: "a" });
+    expect(out.events[0]!.detail).toMatchObject({ afterExpiry: false, heldMs: 2000 });
+    expect(out.upserts[0]!.since).toBe(new Date(T + 2000).toISOString());
+  });
+
+  it("tells expired from released by the lease left at the last observation", () => {
+    const t = tracker();
+    t.apply([obs("a", 800, T), { ...obs("b", 60_000, T), lock: { ...obs("b", 60_000, T).lock, id: "L2" } }], []);
+    const out = t.apply([], [
+      { id: "L1", atMs: T + 1000 },
+      { id: "L2", atMs: T + 1000 },
+    ]);
+    expect(out.events.map((e) => [e.lockId, e.type])).toEqual([
+      ["L1", "expired"],
+      ["L2", "released"],
+    ]);
+    expect(out.removed).toEqual(["L1", "L2"]);
+    expect(t.size).toBe(0);
+  });
+
+  it("reports keys lost in a server restart as lost, not released", () => {
+    const t = tracker();
+    t.apply([obs("a", 60_000, T)], []);
+    const out = t.apply([], [{ id: "L1", atMs: T + 1000 }], { reason: "server-restarted" });
+    expect(out.events[0]).toMatchObject({ type: "lost", detail: { reason: "server-restarted" } });
+  });
+
+  it("ignores a gone report for a lock it never tracked", () => {
+    const t = tracker();
+    expect(t.apply([], [{ id: "nope", atMs: T }]).events).toEqual([]);
+  });
+
+  it("upserts when a viewer-visible field changes without an event (waiters)", () => {
+    const t = tracker();
+    t.apply([obs("a", 5000, T)], []);
+    const out = t.apply([obs("a", 4000, T + 1000, { waiters: [{ owner: "w1" }] })], []);
+    expect(out.events).toEqual([]);
+    expect(out.upserts).toHaveLength(1);
+  });
+
+  it("gives every event a distinct id", () => {
+    const t = tracker();
+    const a = t.apply([obs("a", 5000, T)], []);
+    const b = t.apply([obs("b", 5000, T + 100)], []);
+    expect(a.events[0]!.id).not.toBe(b.events[0]!.id);
+  });
+});
