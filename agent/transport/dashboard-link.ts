@@ -78,6 +78,10 @@ export class DashboardLink {
       this.upserts.delete(id);
       this.removed.add(id);
     }
+    // At most one line per poll, and only when something changed: an operator can see the backlog grow.
+    if (!this.connected && events.length > 0) {
+      this.opts.log(`dashboard unreachable: ${this.buffer.length} events pending`);
+    }
     if (this.buffer.dropped > this.reportedDrops) {
       this.opts.log(`event buffer full: dropped ${this.buffer.dropped - this.reportedDrops} oldest events`);
       this.reportedDrops = this.buffer.dropped;

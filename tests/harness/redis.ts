@@ -16,10 +16,11 @@ export interface RedisServer {
 
 /**
  * Starts a real redis-server on a free loopback port, with nothing written to disk; stops it with stop().
- * `extraArgs` are passed through (for example ["--replicaof", "127.0.0.1", "6390"]).
+ * `extraArgs` are passed through (for example ["--replicaof", "127.0.0.1", "6390"]); `fixedPort` restarts a
+ * server on the port a stopped one had.
  */
-export async function startRedis(extraArgs: string[] = []): Promise<RedisServer> {
-  const port = await freePort();
+export async function startRedis(extraArgs: string[] = [], fixedPort?: number): Promise<RedisServer> {
+  const port = fixedPort ?? (await freePort());
   const proc = spawn(
     "redis-server",
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "local", ...extraArgs],
@@ -30,6 +31,7 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
   proc.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   const clients: Redis[] = [];
   const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => undefined); // refused until the server listens: that is what the loop waits for
   try {
     await waitFor(`redis-server on port ${port}`, async () => {
       if (proc.exitCode !== null) throw new Error(`redis-server exited: ${output}`);

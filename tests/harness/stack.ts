@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { freePort, waitFor } from "./ports";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const tsx = path.join(root, "node_modules", ".bin", "tsx");
+
+export const TEST_AGENT_TOKEN = "test-agent-token-0123456789";
+
+export interface Proc {
+  process: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function launch(script: string, env: Record<string, string>): Proc {
+  const child = spawn(tsx, [script], {
+    cwd: root,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const keep = (d: Buffer) => (out = (out + d.toString()).slice(-20_000));
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  return {
+    process: child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once("exit", () => r()));
+      child.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+export interface Dashboard extends Proc {
+  url: string;
+  port: number;
+  databaseUrl: string;
+  get<T = unknown>(pathAndQuery: string): Promise<T>;
+  restart(): Promise<Dashboard>;
+  cleanup(): void;
+}
+
+/** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file. */
+export async function startDashboard(
+  opts: { ui?: boolean; port?: number; dir?: string; env?: Record<string, string> } = {},
+): Promise<Dashboard> {
+  const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), "lockscope-dash-"));
+  const port = opts.port ?? (await freePort());
+  const databaseUrl = `file:${path.join(dir, "lockscope.db")}`;
+  const proc = launch("lib/server/main.ts", {
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    AGENT_TOKEN: TEST_AGENT_TOKEN,
+    LOCKSCOPE_UI: opts.ui ? "on" : "off",
+    ...opts.env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    `dashboard on ${url}`,
+    async () => {
+      if (proc.process.exitCode !== null) throw new Error(`dashboard exited: ${proc.output()}`);
+      const res = await fetch(`${url}/api/health`);
+      return res.ok;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
+  const dash: Dashboard = {
+    ...proc,
+    url,
+    port,
+    databaseUrl,
+    async get<T>(p: string) {
+      const res = await fetch(`${url}${p}`);
+      if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+    async restart() {
+      await proc.stop();
+      return startDashboard({ ...opts, port, dir });
+    },
+    cleanup() {
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return dash;
+}
+
+/** Starts an agent process streaming to `dashboardUrl`. */
+export function startAgent(dashboardUrl: string, env: Record<string, string>): Proc {
+  return launch("agent/main.ts", {
+    DASHBOARD_URL: dashboardUrl,
+    AGENT_TOKEN: TEST_AGENT_TOKEN,
+    AGENT_ID: `test-agent-${process.pid}`,
+    POLL_INTERVAL_MS: "200",
+    ...env,
+  });
+}
+
+export { waitFor };
