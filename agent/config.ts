@@ -63,10 +63,12 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
   const lockPatterns = readList(env, "LOCK_PATTERNS") ?? DEFAULT_LOCK_PATTERNS;
   if (lockPatterns.length === 0) throw new ConfigError("LOCK_PATTERNS", "is set but names no pattern");
   const agentToken = readString(env, "AGENT_TOKEN", "");
-  if (agentToken === "") throw new ConfigError("AGENT_TOKEN", "is required: the dashboard accepts only agents that present it");
+  if (agentToken === "")
+    throw new ConfigError("AGENT_TOKEN", "is required: the dashboard accepts only agents that present it");
   const host = hostname();
   const agentId = readString(env, "AGENT_ID", host.replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 100) || "agent");
-  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(agentId)) throw new ConfigError("AGENT_ID", "use letters, digits, '.', '_' or '-'");
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(agentId))
+    throw new ConfigError("AGENT_ID", "use letters, digits, '.', '_' or '-'");
   return {
     agentId,
     agentName: readString(env, "AGENT_NAME", agentId),

@@ -14,7 +14,9 @@ const port = env.PORT ?? "3000";
 env.DASHBOARD_URL ??= `http://127.0.0.1:${port}`;
 
 if ((env.LOCKSCOPE_UI ?? "on") === "on" && !existsSync(path.join(root, ".next", "BUILD_ID"))) {
-  process.stderr.write("lockscope: the dashboard pages are not built yet; run `npm run build` first (the quick start does it)\n");
+  process.stderr.write(
+    "lockscope: the dashboard pages are not built yet; run `npm run build` first (the quick start does it)\n",
+  );
   process.exit(2);
 }
 

@@ -34,7 +34,10 @@ export function escapeBytes(bytes: Uint8Array, maxChars = DEFAULT_MAX_CHARS, tot
     const code = ch.codePointAt(0)!;
     if (ch === "\\") out += "\\\\";
     else if (len === 1 && !isPrintable(code)) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else if (len > 1 && (!isPrintable(code) || (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069)))
+    else if (
+      len > 1 &&
+      (!isPrintable(code) || (code >= 0x2028 && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069))
+    )
       // Bidi overrides and line separators can disguise a key name in the browser: show them as code points.
       out += `\\u{${code.toString(16)}}`;
     else out += ch;

@@ -10,7 +10,8 @@ export function staticHazards(lock: Pick<Lock, "backend" | "ttlMs" | "kind">): H
     hazards.push({
       code: "no-ttl",
       severity: "critical",
-      message: "Never expires: no TTL (SETNX without an atomic EXPIRE, or a crash between them). Only a release frees it.",
+      message:
+        "Never expires: no TTL (SETNX without an atomic EXPIRE, or a crash between them). Only a release frees it.",
     });
   }
   return hazards;

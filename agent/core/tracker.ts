@@ -102,7 +102,10 @@ export class LockTracker {
       out.removed.push(id);
       const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
       out.events.push(
-        this.event(type, { ...prev.lock, ttlMs: null }, atMs, { ...detail, heldMs: atMs - Date.parse(prev.lock.since) }),
+        this.event(type, { ...prev.lock, ttlMs: null }, atMs, {
+          ...detail,
+          heldMs: atMs - Date.parse(prev.lock.since),
+        }),
       );
     }
     return out;

@@ -33,7 +33,9 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const [recentEvents, setRecentEvents] = useState<LockEvent[]>([]);
 
   useEffect(() => {
-    const socket: Socket<ServerToUiEvents, UiToServerEvents> = io(UI_NAMESPACE, { transports: ["websocket", "polling"] });
+    const socket: Socket<ServerToUiEvents, UiToServerEvents> = io(UI_NAMESPACE, {
+      transports: ["websocket", "polling"],
+    });
     socket.on("connect", () => setConnection("live"));
     socket.on("disconnect", () => setConnection("reconnecting"));
     socket.on("connect_error", () => setConnection("reconnecting"));
@@ -60,7 +62,10 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
     };
   }, []);
 
-  const value = useMemo(() => ({ connection, locks, sources, recentEvents }), [connection, locks, sources, recentEvents]);
+  const value = useMemo(
+    () => ({ connection, locks, sources, recentEvents }),
+    [connection, locks, sources, recentEvents],
+  );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
 

@@ -84,7 +84,9 @@ export function LockDetail({ id }: { id: string }) {
             <Field label="TTL">
               <TtlCell remaining={remainingTtl(lock.ttlMs, live!.receivedAt, now)} total={lock.ttlMs} />
             </Field>
-            <Field label="Held for">{formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})</Field>
+            <Field label="Held for">
+              {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})
+            </Field>
             <Field label="Backend / source">
               {lock.backend} · {lock.source}
             </Field>

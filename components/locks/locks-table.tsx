@@ -68,7 +68,10 @@ export function LocksTable() {
     <section>
       <div className="mb-3 flex flex-wrap items-center gap-3">
         <h1 className="text-lg font-semibold text-slate-100">
-          Locks <span className="text-sm font-normal text-slate-400" data-testid="lock-count">{filtered.length}</span>
+          Locks{" "}
+          <span className="text-sm font-normal text-slate-400" data-testid="lock-count">
+            {filtered.length}
+          </span>
         </h1>
         <input
           type="search"

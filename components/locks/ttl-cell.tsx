@@ -4,7 +4,11 @@ import { formatDuration } from "./format";
 export function TtlCell({ remaining, total }: { remaining: number | null; total: number | null }) {
   if (remaining === null) {
     return (
-      <span className="rounded bg-rose-500/15 px-1.5 py-0.5 text-xs font-medium text-rose-300" data-testid="ttl" data-ttl="none">
+      <span
+        className="rounded bg-rose-500/15 px-1.5 py-0.5 text-xs font-medium text-rose-300"
+        data-testid="ttl"
+        data-ttl="none"
+      >
         no TTL
       </span>
     );

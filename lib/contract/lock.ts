@@ -122,14 +122,7 @@ export interface ZkLockView {
 }
 
 export type LockEventType =
-  | "acquired"
-  | "released"
-  | "expired"
-  | "renewed"
-  | "owner-changed"
-  | "lost"
-  | "source-down"
-  | "source-up";
+  "acquired" | "released" | "expired" | "renewed" | "owner-changed" | "lost" | "source-down" | "source-up";
 
 /** One observed change. The id is assigned by the agent so that a replay is stored once. */
 export interface LockEvent {

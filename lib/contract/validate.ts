@@ -8,7 +8,10 @@ import type { AgentSnapshot, AgentUpdate } from "./socket";
 
 const MAX_TEXT = 4096;
 const text = z.string().max(MAX_TEXT);
-const isoTime = z.string().max(40).refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
+const isoTime = z
+  .string()
+  .max(40)
+  .refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
 const backend = z.enum(["redis", "redlock", "zookeeper"]);
 
 const hazard: z.ZodType<Hazard> = z.object({

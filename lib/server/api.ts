@@ -30,7 +30,9 @@ export async function handleApi(
   if (resource === "health" && parts.length === 1) {
     const body: HealthResponse = {
       status: "ok",
-      sources: deps.live.sources().map((s) => ({ id: s.id, kind: s.kind, up: s.up, ...(s.error ? { error: s.error } : {}) })),
+      sources: deps.live
+        .sources()
+        .map((s) => ({ id: s.id, kind: s.kind, up: s.up, ...(s.error ? { error: s.error } : {}) })),
       agents: deps.live.agentList(),
     };
     return { status: 200, body };
@@ -44,7 +46,8 @@ export async function handleApi(
     if (!/^[A-Za-z0-9_-]{1,128}$/.test(lockId)) return badRequest("lock id must be URL-safe (A-Z a-z 0-9 _ -)");
     const lock = deps.live.lock(lockId);
     const events = await deps.store.listEvents({ lockId, limit: 200 });
-    if (!lock && events.length === 0) return { status: 404, body: { error: `no lock ${lockId} is held or in history` } };
+    if (!lock && events.length === 0)
+      return { status: 404, body: { error: `no lock ${lockId} is held or in history` } };
     const body: LockDetailResponse = { generatedAt: new Date().toISOString(), lock, events };
     return { status: 200, body };
   }

@@ -12,7 +12,8 @@ export interface DashboardConfig {
 
 export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   const agentToken = readString(env, "AGENT_TOKEN", "");
-  if (agentToken === "") throw new ConfigError("AGENT_TOKEN", "is required: agents must present it (npm start generates one)");
+  if (agentToken === "")
+    throw new ConfigError("AGENT_TOKEN", "is required: agents must present it (npm start generates one)");
   if (agentToken.length < 16) throw new ConfigError("AGENT_TOKEN", "must be at least 16 characters");
   let databaseUrl: string;
   try {
@@ -21,7 +22,8 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     throw new ConfigError("DATABASE_URL", err instanceof Error ? err.message.replace(/^DATABASE_URL /, "") : "invalid");
   }
   const ui = readString(env, "LOCKSCOPE_UI", "on");
-  if (ui !== "on" && ui !== "off") throw new ConfigError("LOCKSCOPE_UI", `expected on or off, got ${JSON.stringify(ui)}`);
+  if (ui !== "on" && ui !== "off")
+    throw new ConfigError("LOCKSCOPE_UI", `expected on or off, got ${JSON.stringify(ui)}`);
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     // Loopback unless told otherwise: nothing is open to the network by default.

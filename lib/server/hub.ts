@@ -32,7 +32,10 @@ export function attachHub(
 ): Server {
   const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
-  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<AgentToServerEvents, ServerToAgentEvents>;
+  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
+    AgentToServerEvents,
+    ServerToAgentEvents
+  >;
 
   const broadcast = (delta: UiDelta | null) => {
     if (delta) ui.emit("locks:delta", delta);

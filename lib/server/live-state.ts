@@ -30,7 +30,14 @@ export class LiveState {
     const at = this.now();
     const locks = new Map(s.locks.map((l) => [l.id, { lock: l, receivedAtMs: at }]));
     const removed = prev ? [...prev.locks.keys()].filter((id) => !locks.has(id)) : [];
-    this.agents.set(s.agentId, { id: s.agentId, name: s.agentName, connected: true, lastSeenMs: at, locks, sources: s.sources });
+    this.agents.set(s.agentId, {
+      id: s.agentId,
+      name: s.agentName,
+      connected: true,
+      lastSeenMs: at,
+      locks,
+      sources: s.sources,
+    });
     return this.delta(s.locks, removed);
   }
 
@@ -97,6 +104,11 @@ export class LiveState {
   }
 
   private delta(upserts: readonly Lock[], removed: readonly string[]): UiDelta {
-    return { generatedAt: new Date(this.now()).toISOString(), upserts: [...upserts], removed: [...removed], sources: this.sources() };
+    return {
+      generatedAt: new Date(this.now()).toISOString(),
+      upserts: [...upserts],
+      removed: [...removed],
+      sources: this.sources(),
+    };
   }
 }

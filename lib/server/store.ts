@@ -39,7 +39,10 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       for (let i = 0; i < events.length; i += CHUNK) {
         const chunk = events.slice(i, i + CHUNK);
         await prisma.$transaction(async (tx) => {
-          const existing = await tx.event.findMany({ where: { id: { in: chunk.map((e) => e.id) } }, select: { id: true } });
+          const existing = await tx.event.findMany({
+            where: { id: { in: chunk.map((e) => e.id) } },
+            select: { id: true },
+          });
           const have = new Set(existing.map((e) => e.id));
           const fresh = dedupe(chunk.filter((e) => !have.has(e.id)));
           if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });

@@ -23,14 +23,32 @@ export async function startRedis(extraArgs: string[] = [], fixedPort?: number): 
   const port = fixedPort ?? (await freePort());
   const proc = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "local", ...extraArgs],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--enable-debug-command",
+      "local",
+      ...extraArgs,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
   proc.stdout?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   proc.stderr?.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
   const clients: Redis[] = [];
-  const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on("error", () => undefined); // refused until the server listens: that is what the loop waits for
   try {
     await waitFor(`redis-server on port ${port}`, async () => {

@@ -24,7 +24,11 @@ afterAll(async () => {
 function storedRows(): Array<{ id: string; type: string; resource: string }> {
   const db = new Database(dashboard.databaseUrl.slice("file:".length), { readonly: true });
   try {
-    return db.prepare("SELECT id, type, resource FROM Event").all() as Array<{ id: string; type: string; resource: string }>;
+    return db.prepare("SELECT id, type, resource FROM Event").all() as Array<{
+      id: string;
+      type: string;
+      resource: string;
+    }>;
   } finally {
     db.close();
   }
@@ -41,20 +45,30 @@ describe("delivery from agent to dashboard", () => {
     for (let i = 0; i < 5; i++) await c.set(`delivery:lock:during-${i}`, `t${i}`, "PX", 60_000);
     await c.del("delivery:lock:before");
     // The agent logs its pending count while disconnected: wait until it holds all six changes.
-    await waitFor("agent buffering the changes while the dashboard is down", () => {
-      const counts = [...agent.output().matchAll(/dashboard unreachable: (\d+) events pending/g)].map((m) => Number(m[1]));
-      return counts.some((n) => n >= 6);
-    }, { timeoutMs: 15_000 }).catch((err: unknown) => {
+    await waitFor(
+      "agent buffering the changes while the dashboard is down",
+      () => {
+        const counts = [...agent.output().matchAll(/dashboard unreachable: (\d+) events pending/g)].map((m) =>
+          Number(m[1]),
+        );
+        return counts.some((n) => n >= 6);
+      },
+      { timeoutMs: 15_000 },
+    ).catch((err: unknown) => {
       throw new Error(`${String(err)}\nagent output:\n${agent.output().slice(-3000)}`);
     });
 
     dashboard = await dashboard.restart();
-    await waitFor("buffered events stored after restart", async () => {
-      const rows = storedRows();
-      const during = rows.filter((r) => r.resource.startsWith("delivery:lock:during-") && r.type === "acquired");
-      const released = rows.some((r) => r.resource === "delivery:lock:before" && r.type === "released");
-      return during.length === 5 && released;
-    }, { timeoutMs: 20_000 });
+    await waitFor(
+      "buffered events stored after restart",
+      async () => {
+        const rows = storedRows();
+        const during = rows.filter((r) => r.resource.startsWith("delivery:lock:during-") && r.type === "acquired");
+        const released = rows.some((r) => r.resource === "delivery:lock:before" && r.type === "released");
+        return during.length === 5 && released;
+      },
+      { timeoutMs: 20_000 },
+    );
 
     const rows = storedRows();
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
@@ -69,7 +83,10 @@ describe("delivery from agent to dashboard", () => {
   it("stores a replayed event once (idempotent on the event id)", async () => {
     const { io } = await import("socket.io-client");
     const { TEST_AGENT_TOKEN } = await import("../harness/stack");
-    const socket = io(`${dashboard.url}/agent`, { auth: { token: TEST_AGENT_TOKEN, agentId: "replayer" }, transports: ["websocket"] });
+    const socket = io(`${dashboard.url}/agent`, {
+      auth: { token: TEST_AGENT_TOKEN, agentId: "replayer" },
+      transports: ["websocket"],
+    });
     const event = {
       id: "replayed-event-0001",
       agentId: "replayer",
@@ -81,7 +98,14 @@ describe("delivery from agent to dashboard", () => {
       owner: "x",
       at: new Date().toISOString(),
     };
-    const update = { agentId: "replayer", at: new Date().toISOString(), sources: [], upserts: [], removed: [], events: [event] };
+    const update = {
+      agentId: "replayer",
+      at: new Date().toISOString(),
+      sources: [],
+      upserts: [],
+      removed: [],
+      events: [event],
+    };
     const a1 = await socket.timeout(5000).emitWithAck("agent:update", update);
     const a2 = await socket.timeout(5000).emitWithAck("agent:update", update);
     socket.close();
@@ -94,12 +118,19 @@ describe("delivery from agent to dashboard", () => {
   it("refuses an agent with a wrong token and an invalid message with a clear error", async () => {
     const { io } = await import("socket.io-client");
     const { TEST_AGENT_TOKEN } = await import("../harness/stack");
-    const bad = io(`${dashboard.url}/agent`, { auth: { token: "wrong-token-wrong-token", agentId: "x" }, transports: ["websocket"], reconnection: false });
+    const bad = io(`${dashboard.url}/agent`, {
+      auth: { token: "wrong-token-wrong-token", agentId: "x" },
+      transports: ["websocket"],
+      reconnection: false,
+    });
     const err = await new Promise<Error>((resolve) => bad.on("connect_error", resolve));
     bad.close();
     expect(err.message).toContain("unauthorised");
 
-    const good = io(`${dashboard.url}/agent`, { auth: { token: TEST_AGENT_TOKEN, agentId: "y" }, transports: ["websocket"] });
+    const good = io(`${dashboard.url}/agent`, {
+      auth: { token: TEST_AGENT_TOKEN, agentId: "y" },
+      transports: ["websocket"],
+    });
     const ack = await good.timeout(5000).emitWithAck("agent:update", { agentId: "y", events: "nope" });
     good.close();
     expect(ack.ok).toBe(false);

@@ -26,7 +26,9 @@ afterAll(async () => {
 const prefix = `test-${Date.now()}`;
 
 async function eventTypes(resource: string): Promise<LockEventType[]> {
-  const { events } = await dashboard.get<EventsResponse>(`/api/events?resource=${encodeURIComponent(resource)}&limit=100`);
+  const { events } = await dashboard.get<EventsResponse>(
+    `/api/events?resource=${encodeURIComponent(resource)}&limit=100`,
+  );
   return events.map((e) => e.type).reverse();
 }
 
@@ -41,7 +43,8 @@ describe("a textbook lock through its whole life, seen by a real agent against a
   it("reports acquired, renewed, owner-changed, released (compare-and-delete) and expired", async () => {
     const c = redis.client();
     c.defineCommand("releaseLock", loadLua("compare-and-delete"));
-    const release = (k: string, t: string) => (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
+    const release = (k: string, t: string) =>
+      (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
     const key = `${prefix}:lock:orders`;
 
     expect(await c.set(key, "token-A", "PX", 10_000, "NX")).toBe("OK");
@@ -82,7 +85,11 @@ describe("a textbook lock through its whole life, seen by a real agent against a
 
   it("shows binary and hostile names and huge values escaped and bounded", async () => {
     const c = redis.client();
-    const key = Buffer.concat([Buffer.from(`${prefix}:lock:`), Buffer.from([0xff, 0x00, 0x0a]), Buffer.from("<script>\u202e")]);
+    const key = Buffer.concat([
+      Buffer.from(`${prefix}:lock:`),
+      Buffer.from([0xff, 0x00, 0x0a]),
+      Buffer.from("<script>\u202e"),
+    ]);
     await c.set(key, Buffer.alloc(2 * 1024 * 1024, 0xfe), "PX", 30_000);
     const escapedPrefix = `${prefix}:lock:\\xff\\x00\\x0a<script>\\u{202e}`;
     await waitFor("binary lock", async () => {

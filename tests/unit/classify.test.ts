@@ -12,12 +12,42 @@ describe("classifyChange", () => {
     goneAt?: number;
     want: ReturnType<typeof classifyChange>;
   }> = [
-    { name: "unchanged, TTL counting down", prev: held("a", 5000), next: { owner: "a", ttlMs: 4000, at: T0 + 1000 }, want: null },
-    { name: "TTL within tolerance above prediction", prev: held("a", 5000), next: { owner: "a", ttlMs: 4100, at: T0 + 1000 }, want: null },
-    { name: "renewed: TTL jumped back up", prev: held("a", 5000), next: { owner: "a", ttlMs: 9000, at: T0 + 1000 }, want: { type: "renewed" } },
-    { name: "expiry added to a lock that had none", prev: held("a", null), next: { owner: "a", ttlMs: 9000, at: T0 + 1000 }, want: { type: "renewed" } },
-    { name: "expiry removed (PERSIST)", prev: held("a", 5000), next: { owner: "a", ttlMs: null, at: T0 + 1000 }, want: { type: "renewed" } },
-    { name: "never-expiring lock, unchanged", prev: held("a", null), next: { owner: "a", ttlMs: null, at: T0 + 1000 }, want: null },
+    {
+      name: "unchanged, TTL counting down",
+      prev: held("a", 5000),
+      next: { owner: "a", ttlMs: 4000, at: T0 + 1000 },
+      want: null,
+    },
+    {
+      name: "TTL within tolerance above prediction",
+      prev: held("a", 5000),
+      next: { owner: "a", ttlMs: 4100, at: T0 + 1000 },
+      want: null,
+    },
+    {
+      name: "renewed: TTL jumped back up",
+      prev: held("a", 5000),
+      next: { owner: "a", ttlMs: 9000, at: T0 + 1000 },
+      want: { type: "renewed" },
+    },
+    {
+      name: "expiry added to a lock that had none",
+      prev: held("a", null),
+      next: { owner: "a", ttlMs: 9000, at: T0 + 1000 },
+      want: { type: "renewed" },
+    },
+    {
+      name: "expiry removed (PERSIST)",
+      prev: held("a", 5000),
+      next: { owner: "a", ttlMs: null, at: T0 + 1000 },
+      want: { type: "renewed" },
+    },
+    {
+      name: "never-expiring lock, unchanged",
+      prev: held("a", null),
+      next: { owner: "a", ttlMs: null, at: T0 + 1000 },
+      want: null,
+    },
     {
       name: "owner changed while the old lease was still valid",
       prev: held("a", 5000),
@@ -36,8 +66,20 @@ describe("classifyChange", () => {
       next: { owner: "b", ttlMs: null, at: T0 + 1000 },
       want: { type: "owner-changed", afterExpiry: false },
     },
-    { name: "gone long before its TTL: released", prev: held("a", 5000), next: null, goneAt: T0 + 1000, want: { type: "released" } },
-    { name: "gone after its TTL ran out: expired", prev: held("a", 800), next: null, goneAt: T0 + 1000, want: { type: "expired" } },
+    {
+      name: "gone long before its TTL: released",
+      prev: held("a", 5000),
+      next: null,
+      goneAt: T0 + 1000,
+      want: { type: "released" },
+    },
+    {
+      name: "gone after its TTL ran out: expired",
+      prev: held("a", 800),
+      next: null,
+      goneAt: T0 + 1000,
+      want: { type: "expired" },
+    },
     {
       name: "boundary: remaining lease exactly the tolerance counts as expired",
       prev: held("a", 1000 + DEFAULT_TOLERANCE_MS),
@@ -52,7 +94,13 @@ describe("classifyChange", () => {
       goneAt: T0 + 1000,
       want: { type: "released" },
     },
-    { name: "never-expiring lock gone: released", prev: held("a", null), next: null, goneAt: T0 + 60_000, want: { type: "released" } },
+    {
+      name: "never-expiring lock gone: released",
+      prev: held("a", null),
+      next: null,
+      goneAt: T0 + 60_000,
+      want: { type: "released" },
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {

@@ -66,10 +66,17 @@ describe("agent configuration", () => {
 
 describe("dashboard configuration", () => {
   it("defaults to loopback, port 3000 and the SQLite file", () => {
-    expect(loadDashboardConfig(base)).toMatchObject({ port: 3000, host: "127.0.0.1", databaseUrl: "file:./data/lockscope.db", ui: true });
+    expect(loadDashboardConfig(base)).toMatchObject({
+      port: 3000,
+      host: "127.0.0.1",
+      databaseUrl: "file:./data/lockscope.db",
+      ui: true,
+    });
   });
   it("rejects a non-file DATABASE_URL for the SQLite build", () => {
-    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgres://127.0.0.1/x" })).variable).toBe("DATABASE_URL");
+    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgres://127.0.0.1/x" })).variable).toBe(
+      "DATABASE_URL",
+    );
   });
   it("rejects a short agent token", () => {
     expect(configError(() => loadDashboardConfig({ AGENT_TOKEN: "short" })).message).toContain("at least 16");

@@ -31,7 +31,15 @@ describe("compileGlob (Redis MATCH semantics)", () => {
 
   it("the default patterns find common lock names in any case", () => {
     const match = compilePatterns(DEFAULT_LOCK_PATTERNS);
-    for (const k of ["lock:a", "ParentLock", "app:LOCK", "mutex:x", "job-mutex", "semaphore:pool", "redisson_lock__channel:{x}"]) {
+    for (const k of [
+      "lock:a",
+      "ParentLock",
+      "app:LOCK",
+      "mutex:x",
+      "job-mutex",
+      "semaphore:pool",
+      "redisson_lock__channel:{x}",
+    ]) {
       expect(match(k), k).toBe(true);
     }
     for (const k of ["session:1", "cache:user:9", "blocks"]) {

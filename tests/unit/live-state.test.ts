@@ -25,7 +25,14 @@ describe("LiveState", () => {
   it("recomputes TTLs against its own clock since receipt", () => {
     let now = 1000;
     const s = new LiveState(() => now);
-    s.applySnapshot({ agentId: "a1", agentName: "a1", version: "x", at: "", sources: [], locks: [lock("L1", 5000), lock("L2", null)] });
+    s.applySnapshot({
+      agentId: "a1",
+      agentName: "a1",
+      version: "x",
+      at: "",
+      sources: [],
+      locks: [lock("L1", 5000), lock("L2", null)],
+    });
     now = 3000;
     expect(s.lock("L1")!.ttlMs).toBe(3000);
     expect(s.lock("L2")!.ttlMs).toBeNull();
@@ -35,8 +42,22 @@ describe("LiveState", () => {
 
   it("a snapshot replaces the agent's locks and reports the ones that went", () => {
     const s = new LiveState();
-    s.applySnapshot({ agentId: "a1", agentName: "a1", version: "x", at: "", sources: [], locks: [lock("L1", 1), lock("L2", 1)] });
-    const d = s.applySnapshot({ agentId: "a1", agentName: "a1", version: "x", at: "", sources: [], locks: [lock("L2", 1)] });
+    s.applySnapshot({
+      agentId: "a1",
+      agentName: "a1",
+      version: "x",
+      at: "",
+      sources: [],
+      locks: [lock("L1", 1), lock("L2", 1)],
+    });
+    const d = s.applySnapshot({
+      agentId: "a1",
+      agentName: "a1",
+      version: "x",
+      at: "",
+      sources: [],
+      locks: [lock("L2", 1)],
+    });
     expect(d.removed).toEqual(["L1"]);
     expect(s.locks().map((l) => l.id)).toEqual(["L2"]);
   });

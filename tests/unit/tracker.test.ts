@@ -65,10 +65,13 @@ describe("LockTracker", () => {
   it("tells expired from released by the lease left at the last observation", () => {
     const t = tracker();
     t.apply([obs("a", 800, T), { ...obs("b", 60_000, T), lock: { ...obs("b", 60_000, T).lock, id: "L2" } }], []);
-    const out = t.apply([], [
-      { id: "L1", atMs: T + 1000 },
-      { id: "L2", atMs: T + 1000 },
-    ]);
+    const out = t.apply(
+      [],
+      [
+        { id: "L1", atMs: T + 1000 },
+        { id: "L2", atMs: T + 1000 },
+      ],
+    );
     expect(out.events.map((e) => [e.lockId, e.type])).toEqual([
       ["L1", "expired"],
       ["L2", "released"],

@@ -22,7 +22,14 @@ const lock = {
 
 describe("agent message validation", () => {
   it("accepts a well-formed snapshot", () => {
-    const r = parseAgentSnapshot({ agentId: "a", agentName: "a", version: "1", at: "2026-01-01T00:00:00Z", sources: [], locks: [lock] });
+    const r = parseAgentSnapshot({
+      agentId: "a",
+      agentName: "a",
+      version: "1",
+      at: "2026-01-01T00:00:00Z",
+      sources: [],
+      locks: [lock],
+    });
     expect(r.ok).toBe(true);
   });
 
