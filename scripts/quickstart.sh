@@ -6,23 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_apt=()
-command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "lockscope: installing ${need_apt[*]} (apt-get)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
-  else
-    echo "lockscope: please install ${need_apt[*]} (sudo apt-get install -y ${need_apt[*]}) and run this again" >&2
-    exit 1
-  fi
-fi
-
-# npm ci only when the lock file changed since the last install.
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "lockscope: installing npm packages"
-  npm ci --no-audit --no-fund
-fi
+bash scripts/ensure-deps.sh run
 export NEXT_TELEMETRY_DISABLED=1
 if [ ! -f .next/BUILD_ID ] || [ -n "$(find app components lib -newer .next/BUILD_ID -type f -print -quit)" ]; then
   echo "lockscope: building the dashboard pages"

@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # `npm test`: everything a change must pass, in the order that fails fastest.
-# Needs redis-server, ZooKeeper (Debian package) and /usr/bin/chromium; .ci/run and the README install them.
+# Installs what is missing first (redis-server, ZooKeeper, Chromium via apt-get; npm packages): see ensure-deps.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
 
-for bin in redis-server java /usr/bin/chromium; do
-  command -v "$bin" >/dev/null 2>&1 || { echo "npm test: $bin is missing; run .ci/run once or see README (Set-up)" >&2; exit 1; }
-done
-[ -f /usr/share/java/zookeeper.jar ] || { echo "npm test: ZooKeeper is missing (apt-get install -y zookeeper)" >&2; exit 1; }
+bash scripts/ensure-deps.sh test
 
 step() { printf '\n== %s\n' "$*"; }
 
