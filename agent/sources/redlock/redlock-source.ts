@@ -1,0 +1,498 @@
+import type { Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { WatchedSource } from "../../agent";
+import { escapeBytes } from "../../core/escape";
+import { compilePatterns } from "../../core/glob";
+import { lockId } from "../../core/lock-id";
+import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { previewSample } from "../redis/preview";
+import type { KeySample } from "../redis/redis-port";
+import { estimateOffset, groupSkew, parseTimeReply, type ClockOffset, type GroupSkew } from "./clock-skew";
+import { evaluateQuorum, quorumSize, type NodeAnswer, type PriorHold, type QuorumResult } from "./redlock-quorum";
+import type { RedlockNodePort } from "./redlock-port";
+import { QuorumUpsertFilter } from "./redlock-upserts";
+
+export interface RedlockNode {
+  /** As in the configuration with credentials removed (RedisTarget.id). */
+  id: string;
+  port: RedlockNodePort;
+}
+
+export interface RedlockSourceOptions {
+  /** The group's name: Lock.source and SourceStatus.id. */
+  group: string;
+  agentId: string;
+  newId: () => string;
+  lockPatterns: readonly string[];
+  /**
+   * Deadline for each node in each of a poll's two rounds (discovery, then reads). A node that has not answered by
+   * then is left out of this poll and never waited for: a poll with a frozen node takes one timeout, not more.
+   */
+  nodeTimeoutMs: number;
+  /** An answering node slower than this is marked slow; default min(250, nodeTimeoutMs / 2). */
+  slowMs?: number;
+  /** Polls in a row without an answer after which a silent (frozen) node counts as down rather than slow. */
+  downAfterMisses?: number;
+  scanCount?: number;
+  /** Keys SCAN visits per node per poll; the pass continues at the next poll. */
+  scanBudgetPerPoll?: number;
+  /** Also treat keys outside the lock patterns as resources when their value is a node-redlock token (32 hex). */
+  discoverByValue?: boolean;
+  /** Resources tracked per group at most; beyond it new ones are not followed and the status says so. */
+  maxResources?: number;
+  /** Test hook: ms added to a node's measured clock offset, to show a node whose clock runs ahead or behind. */
+  clockOffsetMs?: Readonly<Record<string, number>>;
+  log?: (line: string) => void;
+  /** Wall clock for observations (ms). */
+  now?: () => number;
+  /** Sub-millisecond epoch clock for round trips and TIME offsets. */
+  clock?: () => number;
+}
+
+export interface RedlockNodeHealth {
+  node: string;
+  state: "up" | "down" | "slow";
+  /** Why the node is down or slow (connection error, no answer within the deadline). */
+  error?: string;
+  /** Round trip of TIME at the last poll that it answered. */
+  latencyMs?: number;
+  /** Node clock minus agent clock (ms) at the last answer; compare nodes with each other, not with the agent. */
+  clockOffsetMs?: number;
+  lastAnswerAt?: string;
+  /** Consecutive polls without an answer. */
+  missedPolls: number;
+}
+
+export interface RedlockGroupHealth {
+  group: string;
+  nodes: RedlockNodeHealth[];
+  needed: number;
+  answering: number;
+  /** Clock skew across the nodes that answered, with its certain lower bound; null with fewer than two. */
+  skew: GroupSkew | null;
+  at: string | null;
+}
+
+/** Batch size of pipelined reads: keeps each reply small and lets other clients' commands interleave. */
+const SAMPLE_BATCH = 250;
+/** Values read per key: enough for any lock token; longer values are compared by prefix and length. */
+const VALUE_BYTES = 128;
+const TOKEN_CHARS = 128;
+const NODE_REDLOCK_TOKEN = /^[0-9a-f]{32}$/;
+const REDISSON_FIELD = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:\d+$/;
+
+interface NodeState {
+  node: RedlockNode;
+  cursor: string;
+  /** Key type last seen per resource on this node, so reads need no TYPE round trip. */
+  types: Map<string, string>;
+  misses: number;
+  /** A command from an earlier poll has not settled yet: do not queue more behind it on a stuck connection. */
+  busy: boolean;
+  connectionError?: string;
+  health: RedlockNodeHealth;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; timedOut: boolean; error: string };
+
+interface Discovery {
+  latencyMs: number;
+  offset: ClockOffset | null;
+  cursor: string;
+  found: Buffer[];
+}
+
+interface Reading {
+  sample: KeySample;
+  readAtMs: number;
+}
+
+interface Memory {
+  prior: PriorHold | null;
+  /** Longest PTTL seen for the current owner's token: the best estimate of the duration it was set with. */
+  leases: Map<string, number>;
+  owner: string | null;
+}
+
+/**
+ * Watches one Redlock group. Each poll asks every node at once, each under its own deadline: TIME (latency and
+ * clock offset) and a bounded SCAN step first, then pipelined TYPE/PTTL/value reads of every resource seen on any
+ * node. Each resource becomes one Lock whose quorum view is decided by evaluateQuorum from the nodes that answered.
+ * Read-only: the source never writes to a node.
+ */
+export class RedlockSource implements WatchedSource {
+  readonly tracker: LockTracker;
+  private readonly nodes: NodeState[];
+  private readonly known = new Map<string, Buffer>();
+  private readonly memory = new Map<string, Memory>();
+  private readonly upserts = new QuorumUpsertFilter();
+  private readonly matches: (key: string) => boolean;
+  private readonly now: () => number;
+  private readonly clock: () => number;
+  private readonly needed: number;
+  private polled = false;
+  private answering = 0;
+  private skew: GroupSkew | null = null;
+  private limitReached = false;
+  private lastScanAt: string | undefined;
+  private lastScanMs: number | undefined;
+
+  constructor(
+    nodes: readonly RedlockNode[],
+    private readonly opts: RedlockSourceOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.clock = opts.clock ?? (() => performance.timeOrigin + performance.now());
+    this.tracker = new LockTracker({ agentId: opts.agentId, newId: opts.newId });
+    this.needed = quorumSize(nodes.length);
+    this.nodes = nodes.map((node) => ({
+      node,
+      cursor: "0",
+      types: new Map(),
+      misses: 0,
+      busy: false,
+      health: { node: node.id, state: "down", error: "not polled yet", missedPolls: 0 },
+    }));
+    // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
+    this.matches = compilePatterns(opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1")));
+  }
+
+  status(): SourceStatus {
+    const s: SourceStatus = {
+      id: this.opts.group,
+      kind: "redlock",
+      up: this.polled && this.answering >= this.needed,
+      locks: this.tracker.size,
+      agentId: this.opts.agentId,
+    };
+    const problems = this.nodes.filter((n) => n.health.state !== "up" && n.health.error);
+    const notes: string[] = [];
+    if (!this.polled) notes.push("not polled yet");
+    else if (problems.length > 0) {
+      // Reported even while the group is up: a node down is what an operator of a Redlock group needs to see.
+      notes.push(`${problems.length} of ${this.nodes.length} nodes not answering: ${problems.map((n) => `${n.node.id} (${n.health.error})`).join("; ")}`);
+    }
+    if (this.limitReached) notes.push(`resource limit ${this.maxResources} reached: new resources are not followed`);
+    if (notes.length > 0) s.error = notes.join("; ");
+    if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
+    if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    return s;
+  }
+
+  locks(): Lock[] {
+    return this.tracker.locks();
+  }
+
+  health(): RedlockGroupHealth {
+    return {
+      group: this.opts.group,
+      nodes: this.nodes.map((n) => ({ ...n.health })),
+      needed: this.needed,
+      answering: this.answering,
+      skew: this.skew,
+      at: this.lastScanAt ?? null,
+    };
+  }
+
+  /** Connection state from the node's client; its error is the reason shown when commands fail. */
+  setConnection(nodeId: string, up: boolean, error?: string): void {
+    const n = this.nodes.find((x) => x.node.id === nodeId);
+    if (n) n.connectionError = up ? undefined : (error ?? "down");
+  }
+
+  /** One poll. Throws nothing: nodes that fail or stall are marked and left out; the rest are still evaluated. */
+  async poll(): Promise<TrackerOutput> {
+    const started = this.clock();
+    const discovered = await Promise.all(this.nodes.map((n) => this.withDeadline(n, (port) => this.discover(n, port))));
+    const found = new Map<string, Buffer>();
+    discovered.forEach((d, i) => {
+      if (!d.ok) return;
+      const n = this.nodes[i]!;
+      n.cursor = d.value.cursor;
+      for (const key of d.value.found) found.set(key.toString("latin1"), key);
+    });
+    this.admit(found);
+    const keys = [...this.known.values()];
+    // Only nodes that answered the first round are asked again: a stalled node costs one deadline per poll, not two.
+    const readings = await Promise.all(
+      this.nodes.map((n, i) => {
+        const d = discovered[i]!;
+        return d.ok ? this.withDeadline(n, (port) => this.read(n, port, keys)) : Promise.resolve<Outcome<Map<string, Reading>>>(d);
+      }),
+    );
+    const answers = this.nodes.map((n, i) => this.settleNode(n, discovered[i]!, readings[i]!));
+    const out = this.evaluate(keys, readings, answers);
+    const ended = this.clock();
+    this.polled = true;
+    this.lastScanAt = new Date(this.now()).toISOString();
+    this.lastScanMs = Math.round(ended - started);
+    return this.upserts.filter(out);
+  }
+
+  private get maxResources(): number {
+    return this.opts.maxResources ?? 10_000;
+  }
+
+  private admit(found: Map<string, Buffer>): void {
+    this.limitReached = false;
+    for (const [k, key] of found) {
+      if (this.known.has(k)) continue;
+      if (this.known.size >= this.maxResources) {
+        this.limitReached = true;
+        break;
+      }
+      this.known.set(k, key);
+    }
+  }
+
+  /**
+   * Races the node's work against its deadline. The work keeps running after a timeout (a stuck connection answers
+   * late or times out in the client), so the node stays `busy` until it settles and gets no new commands meanwhile.
+   */
+  private async withDeadline<T>(n: NodeState, work: (port: RedlockNodePort) => Promise<T>): Promise<Outcome<T>> {
+    const timeoutMs = this.opts.nodeTimeoutMs;
+    if (n.busy) return { ok: false, timedOut: true, error: this.silentReason(n) };
+    n.busy = true;
+    const task = work(n.node.port).finally(() => {
+      n.busy = false;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<Outcome<T>>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, timedOut: true, error: this.silentReason(n) }), timeoutMs);
+    });
+    const done = task.then(
+      (value): Outcome<T> => ({ ok: true, value }),
+      (err: unknown): Outcome<T> => {
+        const message = err instanceof Error ? err.message : String(err);
+        // The client's own command timeout is the same stall seen from the other side.
+        if (/timed out/i.test(message)) return { ok: false, timedOut: true, error: this.silentReason(n) };
+        return { ok: false, timedOut: false, error: n.connectionError ?? message };
+      },
+    );
+    try {
+      return await Promise.race([done, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private silentReason(n: NodeState): string {
+    const frozen = n.misses + 1 >= (this.opts.downAfterMisses ?? 3);
+    return `no answer within ${this.opts.nodeTimeoutMs} ms${frozen ? " (frozen or overloaded)" : ""}`;
+  }
+
+  /** TIME, then SCAN steps within the budget; keys outside the patterns are kept when their value is a token. */
+  private async discover(n: NodeState, port: RedlockNodePort): Promise<Discovery> {
+    const t0 = this.clock();
+    const reply = await port.time();
+    const t1 = this.clock();
+    const serverMs = parseTimeReply(reply);
+    let offset = serverMs === null ? null : estimateOffset({ serverMs, sentAtMs: t0, receivedAtMs: t1 });
+    const injected = this.opts.clockOffsetMs?.[n.node.id];
+    if (offset && injected !== undefined) offset = { ...offset, offsetMs: offset.offsetMs + injected };
+
+    const count = this.opts.scanCount ?? 1000;
+    const budget = this.opts.scanBudgetPerPoll ?? 10_000;
+    // Discovery may use a third of the deadline; the reads of known resources matter more than finding new ones.
+    const stopAt = t0 + this.opts.nodeTimeoutMs / 3;
+    let cursor = n.cursor;
+    let visited = 0;
+    const found: Buffer[] = [];
+    const byValue: Buffer[] = [];
+    do {
+      const step = await port.scan(cursor, count);
+      cursor = step.cursor;
+      visited += count;
+      for (const key of step.keys) {
+        const k = key.toString("latin1");
+        if (this.known.has(k)) continue;
+        if (this.matches(k)) found.push(key);
+        else if (this.opts.discoverByValue !== false) byValue.push(key);
+      }
+    } while (cursor !== "0" && visited < budget && this.clock() < stopAt);
+    for (let i = 0; i < byValue.length && this.clock() < stopAt; i += SAMPLE_BATCH) {
+      const batch = byValue.slice(i, i + SAMPLE_BATCH);
+      const samples = await port.sample(batch, batch.map(() => "string"), 33);
+      for (const s of samples) {
+        if (s.string && s.string.length === 32 && NODE_REDLOCK_TOKEN.test(s.string.prefix.toString("latin1"))) found.push(s.key);
+      }
+    }
+    return { latencyMs: t1 - t0, offset, cursor, found };
+  }
+
+  private async read(n: NodeState, port: RedlockNodePort, keys: Buffer[]): Promise<Map<string, Reading>> {
+    const out = new Map<string, Reading>();
+    for (let i = 0; i < keys.length; i += SAMPLE_BATCH) {
+      const batch = keys.slice(i, i + SAMPLE_BATCH);
+      const samples = await port.sample(batch, batch.map((k) => n.types.get(k.toString("latin1"))), VALUE_BYTES);
+      const readAtMs = this.now();
+      samples.forEach((s, j) => out.set(batch[j]!.toString("latin1"), { sample: s, readAtMs }));
+    }
+    return out;
+  }
+
+  /** Updates the node's health from this poll and returns the facts every resource's answer shares. */
+  private settleNode(n: NodeState, d: Outcome<Discovery>, r: Outcome<Map<string, Reading>>): Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> {
+    const before = `${n.health.state}|${n.health.error ?? ""}`;
+    const failed = !d.ok ? d : !r.ok ? r : null;
+    if (failed) {
+      n.misses++;
+      const down = !failed.timedOut || n.misses >= (this.opts.downAfterMisses ?? 3);
+      n.health = { ...n.health, state: down ? "down" : "slow", error: failed.error, missedPolls: n.misses };
+    } else if (d.ok) {
+      n.misses = 0;
+      const slowMs = this.opts.slowMs ?? Math.min(250, this.opts.nodeTimeoutMs / 2);
+      const h: RedlockNodeHealth = {
+        node: n.node.id,
+        state: d.value.latencyMs > slowMs ? "slow" : "up",
+        latencyMs: Math.round(d.value.latencyMs * 10) / 10,
+        lastAnswerAt: new Date(this.now()).toISOString(),
+        missedPolls: 0,
+      };
+      if (d.value.offset) h.clockOffsetMs = Math.round(d.value.offset.offsetMs * 10) / 10;
+      n.health = h;
+    }
+    const after = `${n.health.state}|${n.health.error ?? ""}`;
+    if (before !== after && (this.polled || n.health.state !== "up")) {
+      this.opts.log?.(`redlock ${this.opts.group}: node ${n.node.id} ${n.health.state}${n.health.error ? `: ${n.health.error}` : ""}`);
+    }
+    const a: Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> = {
+      node: n.node.id,
+      state: n.health.state,
+      answered: failed === null,
+    };
+    if (failed === null && d.ok) {
+      a.latencyMs = d.value.latencyMs;
+      if (d.value.offset) {
+        a.clockOffsetMs = d.value.offset.offsetMs;
+        a.clockUncertaintyMs = d.value.offset.uncertaintyMs;
+      }
+    }
+    if (n.health.error) a.error = n.health.error;
+    return a;
+  }
+
+  private evaluate(
+    keys: Buffer[],
+    readings: ReadonlyArray<Outcome<Map<string, Reading>>>,
+    shared: ReadonlyArray<Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs">>,
+  ): TrackerOutput {
+    const nowMs = this.now();
+    this.answering = shared.filter((a) => a.answered).length;
+    this.skew = groupSkew(
+      shared
+        .filter((a) => a.answered && a.clockOffsetMs !== undefined)
+        .map((a) => ({ node: a.node, offsetMs: a.clockOffsetMs!, uncertaintyMs: a.clockUncertaintyMs ?? 0 })),
+    );
+    const out: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const merge = (o: TrackerOutput) => {
+      out.events.push(...o.events);
+      out.upserts.push(...o.upserts);
+      out.removed.push(...o.removed);
+    };
+    for (const key of keys) {
+      const k = key.toString("latin1");
+      const id = lockId("redlock", this.opts.group, key);
+      const samples: Array<KeySample | undefined> = [];
+      const answers: NodeAnswer[] = shared.map((base, i) => {
+        const r = readings[i]!;
+        const reading = r.ok ? r.value.get(k) : undefined;
+        samples.push(reading?.sample);
+        if (!base.answered || !reading) return { ...base, answered: false, present: false, token: null, pttlMs: null, readAtMs: nowMs };
+        const s = reading.sample;
+        if (s.type !== "none") this.nodes[i]!.types.set(k, s.type);
+        else this.nodes[i]!.types.delete(k);
+        const token = tokenOf(s);
+        const present = token !== null && s.pttl !== -2;
+        return { ...base, present, token, pttlMs: present && s.pttl >= 0 ? s.pttl : null, readAtMs: reading.readAtMs };
+      });
+      const answered = answers.filter((a) => a.answered).length;
+      if (!answers.some((a) => a.present)) {
+        if (answered === 0) continue; // nothing known this poll: keep the last view rather than guess
+        if (answered >= this.needed || !this.tracker.has(id)) {
+          // A majority confirms absence (no token can have a quorum), or it was never shown: the resource is gone.
+          this.forget(k);
+          merge(this.tracker.apply([], [{ id, atMs: nowMs }]));
+          continue;
+        }
+      }
+      const mem = this.memory.get(k) ?? { prior: null, leases: new Map(), owner: null };
+      const q = evaluateQuorum({
+        group: this.opts.group,
+        nowMs,
+        answers,
+        prior: mem.prior,
+        previousToken: mem.owner,
+        knownLeaseMs: mem.leases,
+      });
+      this.remember(k, mem, q);
+      const lock = this.observe(id, key, q, answers, samples, nowMs);
+      merge(this.tracker.apply([{ lock, observedAtMs: nowMs }], [], { quorumState: q.view.state, votes: q.view.votes, nodes: q.view.nodes }));
+    }
+    return out;
+  }
+
+  private forget(k: string): void {
+    this.known.delete(k);
+    this.memory.delete(k);
+    for (const n of this.nodes) n.types.delete(k);
+  }
+
+  private remember(k: string, mem: Memory, q: QuorumResult): void {
+    const leases = new Map<string, number>();
+    if (q.token !== null && q.leaseMs !== null) leases.set(q.token, q.leaseMs);
+    const prior = q.token !== null && q.view.votes >= q.view.needed ? { token: q.token, validUntilMs: q.validUntilMs } : mem.prior;
+    this.memory.set(k, { prior, leases, owner: q.token });
+  }
+
+  private observe(
+    id: string,
+    key: Buffer,
+    q: QuorumResult,
+    answers: readonly NodeAnswer[],
+    samples: ReadonlyArray<KeySample | undefined>,
+    nowMs: number,
+  ): ObservedLock {
+    const i = answers.findIndex((a) => a.present && a.token === q.token);
+    const sample = i >= 0 ? samples[i] : undefined;
+    const { library, rule } = recogniseToken(sample);
+    return {
+      id,
+      backend: "redlock",
+      source: this.opts.group,
+      resource: escapeBytes(key, 512),
+      owner: q.token,
+      library,
+      rule,
+      ttlMs: q.ttlMs,
+      holder: null,
+      waiters: [],
+      observedAt: new Date(nowMs).toISOString(),
+      kind: sample?.type ?? "string",
+      valuePreview: sample ? previewSample(sample) : null,
+      hazards: q.hazards,
+      agentId: this.opts.agentId,
+      quorum: q.view,
+    };
+  }
+}
+
+/** A node's vote: a string's value, or a hash's first field (Redisson's RedLock puts one RLock hash per node). */
+function tokenOf(s: KeySample): string | null {
+  if (s.string) return escapeBytes(s.string.prefix, TOKEN_CHARS, s.string.length);
+  if (s.hash) {
+    const first = s.hash.fields[0];
+    return first ? escapeBytes(first[0], TOKEN_CHARS) : null;
+  }
+  return null;
+}
+
+function recogniseToken(sample: KeySample | undefined): { library: string; rule: string } {
+  if (sample?.string) {
+    const exact = sample.string.length === 32 && NODE_REDLOCK_TOKEN.test(sample.string.prefix.toString("latin1"));
+    return exact ? { library: "node-redlock", rule: "redlock-32-hex-token" } : { library: "generic", rule: "redlock-string-token" };
+  }
+  const field = sample?.hash?.fields[0]?.[0].toString("latin1");
+  if (field !== undefined && REDISSON_FIELD.test(field)) return { library: "redisson", rule: "redlock-redisson-hash" };
+  if (field !== undefined) return { library: "generic", rule: "redlock-hash-field" };
+  return { library: "generic", rule: "redlock-no-holder" };
+}
