@@ -151,7 +151,7 @@ export function evaluateQuorum(input: QuorumInput): QuorumResult {
     validUntilMs = Number.isFinite(validity) ? nowMs + validity : null;
     const spare = votes[needed];
     if (validity <= 0) state = "expired";
-    else if (!spare || spare.left <= validity) state = "at-risk";
+    else if (!spare || (Number.isFinite(spare.left) && spare.left <= validity)) state = "at-risk";
     else state = "held";
   } else {
     ttlMs = votes.length > 0 ? finite(longest) : 0;
