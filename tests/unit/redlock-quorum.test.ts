@@ -269,8 +269,8 @@ describe("evaluateQuorum validity and drift", () => {
 
 describe("evaluateQuorum clock skew", () => {
   // 10 s lease -> drift allowance 102 ms; warning from 51 ms of certain skew, critical from 102 ms.
-  const withOffsets = (offsets: number[], uncertainty = 0) =>
-    five("AAAAA").map((a, i) => ({ ...a, clockOffsetMs: offsets[i], clockUncertaintyMs: uncertainty }));
+  const withOffsets = (offsets: number[], uncertainty = 0): NodeAnswer[] =>
+    five("AAAAA").map((a, i) => ({ ...a, clockOffsetMs: offsets[i]!, clockUncertaintyMs: uncertainty }));
 
   it.each([
     { name: "clocks in step", offsets: [0, 1, -1, 0, 2], want: null },
