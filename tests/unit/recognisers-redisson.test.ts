@@ -145,7 +145,12 @@ describe("Redisson RFairLock", () => {
           [B78, Number.NEGATIVE_INFINITY],
         ]),
       ),
-      want: { waiters: [{ detail: `deadline unreadable; client ${CLIENT_B} thread 77` }, { detail: `deadline unreadable; client ${CLIENT_B} thread 78` }] },
+      want: {
+        waiters: [
+          { owner: B77, detail: `deadline unreadable; client ${CLIENT_B} thread 77` },
+          { owner: B78, detail: `deadline unreadable; client ${CLIENT_B} thread 78` },
+        ],
+      },
     },
     {
       name: "queued thread without a deadline entry, and a garbage queue entry",
