@@ -48,7 +48,11 @@ describe("companionKeysFor", () => {
     { name: "token string: nothing", sample: str("lock", HEX32), want: [] },
     { name: "application hash: nothing", sample: hash("user:1", [["name", "ann"]]), want: [] },
     { name: "a companion has no companions", sample: zset("{pool}:timeout", []), want: [] },
-    { name: "key that is not UTF-8: cannot be spelt back", sample: hash(Buffer.from([0x6c, 0xff]), [[A1, "1"]]), want: [] },
+    {
+      name: "key that is not UTF-8: cannot be spelt back",
+      sample: hash(Buffer.from([0x6c, 0xff]), [[A1, "1"]]),
+      want: [],
+    },
     { name: "hash type without hash body", sample: { key: Buffer.from("x"), type: "hash", pttl: 1 }, want: [] },
   ];
   for (const c of cases) {
@@ -92,16 +96,30 @@ describe("companionOwner", () => {
 });
 
 describe("pubsubChannelFor", () => {
-  const rec = (sample: KeySample, related = new Map<string, KeySample>()): Recognition => recognise(sample, NOW, related);
+  const rec = (sample: KeySample, related = new Map<string, KeySample>()): Recognition =>
+    recognise(sample, NOW, related);
   const cases: Array<[string, string, Recognition, string | null]> = [
     ["RLock", "order:1", rec(hash("order:1", [[A1, "1"]])), "redisson_lock__channel:{order:1}"],
     ["RLock, hash-tagged name", "{order}:1", rec(hash("{order}:1", [[A1, "1"]])), "redisson_lock__channel:{order}:1"],
-    ["read/write lock", "cfg", rec(hash("cfg", [["mode", "read"], [A1, "1"]])), "redisson_rwlock:{cfg}"],
+    [
+      "read/write lock",
+      "cfg",
+      rec(
+        hash("cfg", [
+          ["mode", "read"],
+          [A1, "1"],
+        ]),
+      ),
+      "redisson_rwlock:{cfg}",
+    ],
     ["integer string (maybe RSemaphore)", "parking", rec(str("parking", "3", -1)), "redisson_sc:{parking}"],
     [
       "fair lock: waiters are in the queue",
       "order:1",
-      rec(hash("order:1", [[A1, "1"]]), new Map([["redisson_lock_timeout:{order:1}", zset("redisson_lock_timeout:{order:1}", [])]])),
+      rec(
+        hash("order:1", [[A1, "1"]]),
+        new Map([["redisson_lock_timeout:{order:1}", zset("redisson_lock_timeout:{order:1}", [])]]),
+      ),
       null,
     ],
     ["token lock", "lock", rec(str("lock", UUID4)), null],
@@ -111,10 +129,28 @@ describe("pubsubChannelFor", () => {
 
 describe("parsePubsubNumsub", () => {
   const cases: Array<[string, unknown, Array<[string, number]>]> = [
-    ["ioredis flat array", ["redisson_lock__channel:{order:1}", 2, "redisson_sc:{pool}", 0], [["redisson_lock__channel:{order:1}", 2], ["redisson_sc:{pool}", 0]]],
-    ["Buffer names and string counts", [Buffer.from("a"), "3", Buffer.from("b"), Buffer.from("4")], [["a", 3], ["b", 4]]],
+    [
+      "ioredis flat array",
+      ["redisson_lock__channel:{order:1}", 2, "redisson_sc:{pool}", 0],
+      [
+        ["redisson_lock__channel:{order:1}", 2],
+        ["redisson_sc:{pool}", 0],
+      ],
+    ],
+    [
+      "Buffer names and string counts",
+      [Buffer.from("a"), "3", Buffer.from("b"), Buffer.from("4")],
+      [
+        ["a", 3],
+        ["b", 4],
+      ],
+    ],
     ["odd length: last name ignored", ["a", 1, "b"], [["a", 1]]],
-    ["negative, NaN, fractional and huge counts skipped", ["a", -1, "b", Number.NaN, "c", 1.5, "d", "1e3", "e", 2 ** 60], []],
+    [
+      "negative, NaN, fractional and huge counts skipped",
+      ["a", -1, "b", Number.NaN, "c", 1.5, "d", "1e3", "e", 2 ** 60],
+      [],
+    ],
     ["non-string names skipped", [42, 1, null, 2, {}, 3], []],
     ["duplicate channel: the larger count", ["a", 1, "a", 5], [["a", 5]]],
     ["RESP3 map", new Map<unknown, unknown>([["a", 1]]), [["a", 1]]],
@@ -130,13 +166,22 @@ describe("withSubscriberHint", () => {
   it("adds the subscriber count of an RLock's channel as a waiter hint", () => {
     const r = recognise(hash("order:1", [[A1, "1"]]), NOW);
     const got = withSubscriberHint("order:1", r, new Map([["redisson_lock__channel:{order:1}", 2]]));
-    expect(got.waiters).toEqual([{ owner: "subscribers of redisson_lock__channel:{order:1}", detail: expect.stringContaining("2 client connection(s)") }]);
+    expect(got.waiters).toEqual([
+      {
+        owner: "subscribers of redisson_lock__channel:{order:1}",
+        detail: expect.stringContaining("2 client connection(s)"),
+      },
+    ]);
     expect(r.waiters).toEqual([]);
   });
   it("an integer string with waiting subscribers is a Redisson RSemaphore", () => {
     const r = recognise(str("parking", "0", -1), NOW);
     const got = withSubscriberHint("parking", r, new Map([["redisson_sc:{parking}", 1]]));
-    expect(got).toMatchObject({ library: "redisson", rule: "redisson-semaphore-confirmed-by-waiters", holder: { permitsFree: 0 } });
+    expect(got).toMatchObject({
+      library: "redisson",
+      rule: "redisson-semaphore-confirmed-by-waiters",
+      holder: { permitsFree: 0 },
+    });
     expect(got.waiters).toHaveLength(1);
   });
   it("negative free permits on a confirmed RSemaphore: over-subscribed", () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { KeySample } from "../../agent/sources/redis/redis-port";
-import { companionKeysFor, companionOwner, RECOGNISERS, recognise, type Recognition } from "../../agent/sources/redis/recognisers";
+import {
+  companionKeysFor,
+  companionOwner,
+  RECOGNISERS,
+  recognise,
+  type Recognition,
+} from "../../agent/sources/redis/recognisers";
 import { CLIENT_A, gone, hash, list, NOW, related, str, zset } from "./recognisers-fixtures";
 
 /**
@@ -25,20 +31,66 @@ const hostile: Array<[string, KeySample]> = [
   ["hash type without body", { key: Buffer.from("lock"), type: "hash", pttl: 1 }],
   ["zset type without body", { key: Buffer.from("semaphore:x"), type: "zset", pttl: 1 }],
   ["list type without body", { key: Buffer.from("redisson_lock_queue:{x}"), type: "list", pttl: 1 }],
-  ["type says hash, body is a zset", { key: Buffer.from("order:1"), type: "hash", pttl: 1, zset: { length: 1, members: [[Buffer.from(A1), 1]] } }],
+  [
+    "type says hash, body is a zset",
+    { key: Buffer.from("order:1"), type: "hash", pttl: 1, zset: { length: 1, members: [[Buffer.from(A1), 1]] } },
+  ],
   ["type none", gone("lock")],
   ["module type", { key: Buffer.from("lock"), type: "ReJSON-RL", pttl: 1 }],
   ["control characters in the type", { key: Buffer.from("lock"), type: "h\u0000\u202E\nash", pttl: 1 }],
   ["hash with binary fields and values", hash("order:1", [[garbage, garbage]])],
   ["hash with a huge re-entry count", hash("order:1", [[A1, "9".repeat(5000)]])],
   ["hash with an empty page but a length", hash("order:1", [], 30_000, 10_000)],
-  ["hash with 1000 Redisson fields", hash("order:1", Array.from({ length: 1000 }, (_, i): [string, string] => [`${CLIENT_A}:${i}`, "1"]))],
+  [
+    "hash with 1000 Redisson fields",
+    hash(
+      "order:1",
+      Array.from({ length: 1000 }, (_, i): [string, string] => [`${CLIENT_A}:${i}`, "1"]),
+    ),
+  ],
   ["rwlock with mode garbage", hash("cfg", [["mode", garbage]])],
-  ["rwlock with a binary holder", hash("cfg", [["mode", "read"], [garbage, "1"]])],
-  ["rwlock re-entered a billion times", hash("cfg", [["mode", "read"], [A1, "1000000000"]])],
-  ["zset with NaN, infinities and -0", zset("semaphore:x", [[garbage, Number.NaN], ["a", Number.POSITIVE_INFINITY], ["b", Number.NEGATIVE_INFINITY], ["c", -0]])],
-  ["zset with scores beyond Date", zset("semaphore:x", [["a", 1e300], ["b", -1e300]], 5_000)],
-  ["zset with 100 000 members", zset("semaphore:x", Array.from({ length: 100_000 }, (_, i): [string, number] => [`m${i}`, NOW - i]), 5_000)],
+  [
+    "rwlock with a binary holder",
+    hash("cfg", [
+      ["mode", "read"],
+      [garbage, "1"],
+    ]),
+  ],
+  [
+    "rwlock re-entered a billion times",
+    hash("cfg", [
+      ["mode", "read"],
+      [A1, "1000000000"],
+    ]),
+  ],
+  [
+    "zset with NaN, infinities and -0",
+    zset("semaphore:x", [
+      [garbage, Number.NaN],
+      ["a", Number.POSITIVE_INFINITY],
+      ["b", Number.NEGATIVE_INFINITY],
+      ["c", -0],
+    ]),
+  ],
+  [
+    "zset with scores beyond Date",
+    zset(
+      "semaphore:x",
+      [
+        ["a", 1e300],
+        ["b", -1e300],
+      ],
+      5_000,
+    ),
+  ],
+  [
+    "zset with 100 000 members",
+    zset(
+      "semaphore:x",
+      Array.from({ length: 100_000 }, (_, i): [string, number] => [`m${i}`, NOW - i]),
+      5_000,
+    ),
+  ],
   ["list of garbage", list("redisson_lock_queue:{x}", [garbage, ""])],
   ["redisson key names that are not companions", str("redisson_lock_queue:", "1")],
 ];
@@ -47,7 +99,11 @@ const hostileRelated: Array<[string, Map<string, KeySample>]> = [
   ["none", new Map()],
   [
     "companions of the wrong types",
-    related(str("redisson_lock_queue:{order:1}", garbage), hash("redisson_lock_timeout:{order:1}", [[garbage, garbage]]), list("{pool}:timeout", [garbage])),
+    related(
+      str("redisson_lock_queue:{order:1}", garbage),
+      hash("redisson_lock_timeout:{order:1}", [[garbage, garbage]]),
+      list("{pool}:timeout", [garbage]),
+    ),
   ],
   [
     "companions with hostile contents",
@@ -58,7 +114,13 @@ const hostileRelated: Array<[string, Map<string, KeySample>]> = [
       { key: Buffer.from(`{cfg}:${A1}:rwlock_timeout:1`), type: "string", pttl: Number.NaN },
     ),
   ],
-  ["companions with missing bodies", related({ key: Buffer.from("redisson_lock_queue:{order:1}"), type: "list", pttl: 1 }, { key: Buffer.from("{lock}:timeout"), type: "zset", pttl: 1 })],
+  [
+    "companions with missing bodies",
+    related(
+      { key: Buffer.from("redisson_lock_queue:{order:1}"), type: "list", pttl: 1 },
+      { key: Buffer.from("{lock}:timeout"), type: "zset", pttl: 1 },
+    ),
+  ],
 ];
 
 // Control characters, DEL, C1 controls, bidi overrides and isolates, line separators must never reach the UI raw.
@@ -118,11 +180,21 @@ describe("recognise: hostile input is escaped and bounded", () => {
   });
 
   it("a recogniser that throws is skipped, the next one answers", () => {
-    const boom = { name: "boom", recognise: () => { throw new Error("hostile"); } };
-    expect(recognise(str("lock", "1"), NOW, new Map(), {}, [boom, ...RECOGNISERS])).toMatchObject({ rule: "integer-token" });
+    const boom = {
+      name: "boom",
+      recognise: () => {
+        throw new Error("hostile");
+      },
+    };
+    expect(recognise(str("lock", "1"), NOW, new Map(), {}, [boom, ...RECOGNISERS])).toMatchObject({
+      rule: "integer-token",
+    });
   });
 
   it("even with no recogniser at all something answers", () => {
-    expect(recognise(str("lock", "1"), NOW, new Map(), {}, [])).toMatchObject({ library: "generic", rule: "generic-string" });
+    expect(recognise(str("lock", "1"), NOW, new Map(), {}, [])).toMatchObject({
+      library: "generic",
+      rule: "generic-string",
+    });
   });
 });

@@ -27,19 +27,31 @@ function run(cases: Case[]) {
 
 describe("redis-semaphore Mutex", () => {
   run([
-    { name: "randomUUID identifier", sample: str("mutex:orders", UUID4, 9_000), want: { library: "redis-semaphore", rule: "redis-semaphore-mutex", owner: UUID4 } },
+    {
+      name: "randomUUID identifier",
+      sample: str("mutex:orders", UUID4, 9_000),
+      want: { library: "redis-semaphore", rule: "redis-semaphore-mutex", owner: UUID4 },
+    },
     {
       name: "identifierSuffix",
       sample: str("mutex:orders", `${UUID4}-worker-3`, 9_000),
       want: { rule: "redis-semaphore-mutex-uuid-suffix", holder: { identifierSuffix: "worker-3" } },
     },
-    { name: "custom identifier", sample: str("mutex:orders", "job-17", 9_000), want: { rule: "redis-semaphore-mutex-custom-identifier", owner: "job-17" } },
+    {
+      name: "custom identifier",
+      sample: str("mutex:orders", "job-17", 9_000),
+      want: { rule: "redis-semaphore-mutex-custom-identifier", owner: "job-17" },
+    },
     {
       name: "1 MB identifier: prefix only, still by key prefix",
       sample: str("mutex:orders", "x".repeat(1_048_576), 9_000),
       want: { rule: "redis-semaphore-mutex-custom-identifier", owner: `${"x".repeat(128)}…(+1048448 bytes)` },
     },
-    { name: "bare `mutex:` key is not a mutex of anything", sample: str("mutex:", UUID4, 9_000), want: { library: "generic" } },
+    {
+      name: "bare `mutex:` key is not a mutex of anything",
+      sample: str("mutex:", UUID4, 9_000),
+      want: { library: "generic" },
+    },
   ]);
 });
 
@@ -60,7 +72,13 @@ describe("redis-semaphore Semaphore", () => {
         library: "redis-semaphore",
         rule: "redis-semaphore-semaphore",
         owner: C1,
-        holder: { permitsHeld: 2, clients: 2, oldestRefreshAt: "2024-05-01T09:59:54.000Z", lockTimeoutMs: 10_000, lockTimeoutInferred: true },
+        holder: {
+          permitsHeld: 2,
+          clients: 2,
+          oldestRefreshAt: "2024-05-01T09:59:54.000Z",
+          lockTimeoutMs: 10_000,
+          lockTimeoutInferred: true,
+        },
       },
     },
     {
@@ -142,7 +160,15 @@ describe("redis-semaphore Semaphore", () => {
       want: { rule: "redis-semaphore-semaphore", holder: { lockTimeoutInferred: false } },
       hazards: ["semaphore-unreadable-scores", "semaphore-stale-holders"],
     },
-    { name: "empty member page", sample: zset("semaphore:pool", [], 9_000, 0), want: { rule: "redis-semaphore-semaphore", owner: null } },
-    { name: "`semaphore:` string is not a Semaphore", sample: str("semaphore:pool", UUID4, 9_000), want: { library: "spring-integration" } },
+    {
+      name: "empty member page",
+      sample: zset("semaphore:pool", [], 9_000, 0),
+      want: { rule: "redis-semaphore-semaphore", owner: null },
+    },
+    {
+      name: "`semaphore:` string is not a Semaphore",
+      sample: str("semaphore:pool", UUID4, 9_000),
+      want: { library: "spring-integration" },
+    },
   ]);
 });

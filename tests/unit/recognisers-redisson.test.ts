@@ -31,7 +31,13 @@ describe("Redisson RLock", () => {
     {
       name: "held once by thread 1, watchdog lease",
       sample: hash("order:1", [[A1, "1"]], 29_876),
-      want: { library: "redisson", rule: "redisson-lock", owner: A1, holder: { clientId: CLIENT_A, thread: 1, reentrant: 1 }, waiters: [] },
+      want: {
+        library: "redisson",
+        rule: "redisson-lock",
+        owner: A1,
+        holder: { clientId: CLIENT_A, thread: 1, reentrant: 1 },
+        waiters: [],
+      },
     },
     {
       name: "re-entered 3 times by a thread with the largest Java long id (kept as digits)",
@@ -61,17 +67,33 @@ describe("Redisson RLock", () => {
       want: { rule: "redisson-lock", holder: { reentrantRaw: "99999999999999999999999" } },
       hazards: ["redisson-malformed-count"],
     },
-    { name: "count NaN", sample: hash("order:1", [[A1, "NaN"]]), want: { rule: "redisson-lock" }, hazards: ["redisson-malformed-count"] },
-    { name: "count negative", sample: hash("order:1", [[A1, "-1"]]), want: { rule: "redisson-lock" }, hazards: ["redisson-malformed-count"] },
+    {
+      name: "count NaN",
+      sample: hash("order:1", [[A1, "NaN"]]),
+      want: { rule: "redisson-lock" },
+      hazards: ["redisson-malformed-count"],
+    },
+    {
+      name: "count negative",
+      sample: hash("order:1", [[A1, "-1"]]),
+      want: { rule: "redisson-lock" },
+      hazards: ["redisson-malformed-count"],
+    },
     {
       name: "two exclusive holders at once",
-      sample: hash("order:1", [[A1, "1"], [B77, "1"]]),
+      sample: hash("order:1", [
+        [A1, "1"],
+        [B77, "1"],
+      ]),
       want: { rule: "redisson-lock", owner: B77, holder: { holders: 2 } },
       hazards: ["redisson-multiple-holders"],
     },
     {
       name: "a Redisson-like field next to an application field: an application hash",
-      sample: hash("user:1", [[A1, "1"], ["name", "ann"]]),
+      sample: hash("user:1", [
+        [A1, "1"],
+        ["name", "ann"],
+      ]),
       want: { library: "generic", rule: "generic-hash-field" },
     },
     {
@@ -119,20 +141,32 @@ describe("Redisson RFairLock", () => {
     {
       name: "a waiter past its deadline",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(list("redisson_lock_queue:{order:1}", [B77]), zset("redisson_lock_timeout:{order:1}", [[B77, NOW - 60_000]])),
-      want: { rule: "redisson-fair-lock", waiters: [{ owner: B77, detail: `deadline 2024-05-01T09:59:00.000Z (passed); client ${CLIENT_B} thread 77` }] },
+      related: related(
+        list("redisson_lock_queue:{order:1}", [B77]),
+        zset("redisson_lock_timeout:{order:1}", [[B77, NOW - 60_000]]),
+      ),
+      want: {
+        rule: "redisson-fair-lock",
+        waiters: [{ owner: B77, detail: `deadline 2024-05-01T09:59:00.000Z (passed); client ${CLIENT_B} thread 77` }],
+      },
       hazards: ["fair-lock-waiter-expired"],
     },
     {
       name: "within the clock-skew grace: not overdue",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(list("redisson_lock_queue:{order:1}", [B77]), zset("redisson_lock_timeout:{order:1}", [[B77, NOW - 500]])),
+      related: related(
+        list("redisson_lock_queue:{order:1}", [B77]),
+        zset("redisson_lock_timeout:{order:1}", [[B77, NOW - 500]]),
+      ),
       want: { rule: "redisson-fair-lock" },
     },
     {
       name: "queue gone, deadlines left: waiters from the deadline set",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(gone("redisson_lock_queue:{order:1}"), zset("redisson_lock_timeout:{order:1}", [[B78, NOW + 1000]])),
+      related: related(
+        gone("redisson_lock_queue:{order:1}"),
+        zset("redisson_lock_timeout:{order:1}", [[B78, NOW + 1000]]),
+      ),
       want: { rule: "redisson-fair-lock", holder: { queued: 1 }, waiters: [{ owner: B78 }] },
     },
     {
@@ -155,25 +189,42 @@ describe("Redisson RFairLock", () => {
     {
       name: "queued thread without a deadline entry, and a garbage queue entry",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(list("redisson_lock_queue:{order:1}", [B77, Buffer.from([0xff, 0x00, 0x1b])]), zset("redisson_lock_timeout:{order:1}", [])),
-      want: { waiters: [{ owner: B77, detail: `no deadline entry; client ${CLIENT_B} thread 77` }, { owner: "\\xff\\x00\\x1b", detail: "no deadline entry" }] },
+      related: related(
+        list("redisson_lock_queue:{order:1}", [B77, Buffer.from([0xff, 0x00, 0x1b])]),
+        zset("redisson_lock_timeout:{order:1}", []),
+      ),
+      want: {
+        waiters: [
+          { owner: B77, detail: `no deadline entry; client ${CLIENT_B} thread 77` },
+          { owner: "\\xff\\x00\\x1b", detail: "no deadline entry" },
+        ],
+      },
     },
     {
       name: "long queue: head read, length reported",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(list("redisson_lock_queue:{order:1}", [B77], -1, 5000), zset("redisson_lock_timeout:{order:1}", [[B77, NOW + 1]], -1, 5000)),
+      related: related(
+        list("redisson_lock_queue:{order:1}", [B77], -1, 5000),
+        zset("redisson_lock_timeout:{order:1}", [[B77, NOW + 1]], -1, 5000),
+      ),
       want: { holder: { queued: 5000 } },
     },
     {
       name: "lock name with a hash tag: companions are prefix:name",
       sample: hash("{order}:1", [[A1, "1"]]),
-      related: related(list("redisson_lock_queue:{order}:1", [B77]), zset("redisson_lock_timeout:{order}:1", [[B77, NOW + 1]])),
+      related: related(
+        list("redisson_lock_queue:{order}:1", [B77]),
+        zset("redisson_lock_timeout:{order}:1", [[B77, NOW + 1]]),
+      ),
       want: { rule: "redisson-fair-lock", waiters: [{ owner: B77 }] },
     },
     {
       name: "companion of the wrong type (queue is a string): ignored, waiters from the deadline set",
       sample: hash("order:1", [[A1, "1"]]),
-      related: related(str("redisson_lock_queue:{order:1}", "oops"), zset("redisson_lock_timeout:{order:1}", [[B77, NOW + 1]])),
+      related: related(
+        str("redisson_lock_queue:{order:1}", "oops"),
+        zset("redisson_lock_timeout:{order:1}", [[B77, NOW + 1]]),
+      ),
       want: { rule: "redisson-fair-lock", waiters: [{ owner: B77 }] },
     },
   ]);
@@ -203,7 +254,11 @@ describe("Redisson RReadWriteLock", () => {
         ["mode", "read"],
         [A1, "1"],
       ]),
-      want: { rule: "redisson-rwlock-read", owner: A1, holder: { mode: "read", readers: 1, holds: 1, clientId: CLIENT_A, thread: 1, reentrant: 1 } },
+      want: {
+        rule: "redisson-rwlock-read",
+        owner: A1,
+        holder: { mode: "read", readers: 1, holds: 1, clientId: CLIENT_A, thread: 1, reentrant: 1 },
+      },
     },
     {
       name: "a read hold whose lease key is gone",
@@ -221,7 +276,11 @@ describe("Redisson RReadWriteLock", () => {
         ["mode", "write"],
         [`${A1}:write`, "1"],
       ]),
-      want: { rule: "redisson-rwlock-write", owner: `${A1}:write`, holder: { mode: "write", clientId: CLIENT_A, thread: 1, reentrant: 1 } },
+      want: {
+        rule: "redisson-rwlock-write",
+        owner: `${A1}:write`,
+        holder: { mode: "write", clientId: CLIENT_A, thread: 1, reentrant: 1 },
+      },
     },
     {
       name: "writer that also took read holds",
@@ -243,11 +302,25 @@ describe("Redisson RReadWriteLock", () => {
     },
     {
       name: "rwlock without TTL",
-      sample: hash("cfg", [["mode", "write"], [`${A1}:write`, "1"]], -1),
+      sample: hash(
+        "cfg",
+        [
+          ["mode", "write"],
+          [`${A1}:write`, "1"],
+        ],
+        -1,
+      ),
       want: { rule: "redisson-rwlock-write" },
       hazards: ["redisson-no-lease"],
     },
-    { name: "mode other than read/write: an application hash", sample: hash("cfg", [["mode", "dark"], [A1, "1"]]), want: { library: "generic" } },
+    {
+      name: "mode other than read/write: an application hash",
+      sample: hash("cfg", [
+        ["mode", "dark"],
+        [A1, "1"],
+      ]),
+      want: { library: "generic" },
+    },
     { name: "mode alone, no holder", sample: hash("cfg", [["mode", "read"]]), want: { library: "generic" } },
   ]);
 });
@@ -269,7 +342,13 @@ describe("Redisson semaphores", () => {
         library: "redisson",
         rule: "redisson-permit-expirable-semaphore",
         owner: "0123456789abcdef0123456789abcdef",
-        holder: { permitsFree: 2, permitsHeld: 2, permitsTotal: 4, permitsWithoutLease: 1, nextLeaseEnds: "2024-05-01T10:00:30.000Z" },
+        holder: {
+          permitsFree: 2,
+          permitsHeld: 2,
+          permitsTotal: 4,
+          permitsWithoutLease: 1,
+          nextLeaseEnds: "2024-05-01T10:00:30.000Z",
+        },
       },
     },
     {

@@ -75,7 +75,9 @@ export const genericAny: Recogniser = {
   name: "generic-unknown-shape",
   recognise(sample) {
     // TYPE can name a module type ("ReJSON-RL", "MBbloom--"): keep the rule short and printable whatever it says.
-    const type = String(sample?.type ?? "unknown").slice(0, 32).replace(/[^A-Za-z0-9_-]/g, "?");
+    const type = String(sample?.type ?? "unknown")
+      .slice(0, 32)
+      .replace(/[^A-Za-z0-9_-]/g, "?");
     return { library: "generic", rule: `generic-${type}`, owner: null, holder: null, waiters: [] };
   },
 };

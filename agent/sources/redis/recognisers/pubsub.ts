@@ -19,8 +19,10 @@ import type { Recognition } from "./types";
 export function pubsubChannelFor(keyText: string, recognition: Recognition): string | null {
   const { library, rule } = recognition;
   if (library === "redisson" && rule === RULE_LOCK) return prefixName(LOCK_CHANNEL, keyText);
-  if (library === "redisson" && (rule === RULE_RW_READ || rule === RULE_RW_WRITE)) return prefixName(RWLOCK_CHANNEL, keyText);
-  if (library === "redisson" && (rule === RULE_PERMIT_EXPIRABLE || rule === RULE_SEMAPHORE_BY_WAITERS)) return prefixName(SEMAPHORE_CHANNEL, keyText);
+  if (library === "redisson" && (rule === RULE_RW_READ || rule === RULE_RW_WRITE))
+    return prefixName(RWLOCK_CHANNEL, keyText);
+  if (library === "redisson" && (rule === RULE_PERMIT_EXPIRABLE || rule === RULE_SEMAPHORE_BY_WAITERS))
+    return prefixName(SEMAPHORE_CHANNEL, keyText);
   if (library === "generic" && rule === RULE_INTEGER_TOKEN) return prefixName(SEMAPHORE_CHANNEL, keyText);
   return null;
 }
@@ -57,7 +59,11 @@ export function parsePubsubNumsub(reply: unknown): Map<string, number> {
  * Adds the subscriber count of the key's channel as a waiter hint. An integer string with subscribers on
  * `redisson_sc:{<name>}` is a Redisson RSemaphore whose free permits are the value: relabelled as such.
  */
-export function withSubscriberHint(keyText: string, recognition: Recognition, numsub: ReadonlyMap<string, number>): Recognition {
+export function withSubscriberHint(
+  keyText: string,
+  recognition: Recognition,
+  numsub: ReadonlyMap<string, number>,
+): Recognition {
   const channel = pubsubChannelFor(keyText, recognition);
   const count = channel === null ? undefined : numsub.get(channel);
   if (channel === null || count === undefined || !Number.isSafeInteger(count) || count <= 0) return recognition;
