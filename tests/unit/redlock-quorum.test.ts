@@ -28,7 +28,16 @@ function up(i: number, held: [string, number | null] | null, extra: Partial<Node
 }
 
 function silent(i: number, state: "down" | "slow" = "down"): NodeAnswer {
-  return { node: `n${i}`, state, answered: false, present: false, token: null, pttlMs: null, readAtMs: NOW, error: "connect ECONNREFUSED" };
+  return {
+    node: `n${i}`,
+    state,
+    answered: false,
+    present: false,
+    token: null,
+    pttlMs: null,
+    readAtMs: NOW,
+    error: "connect ECONNREFUSED",
+  };
 }
 
 /** Five nodes from a compact spec: "A" = token A with `ttl`, "B" = token B, "-" = absent, "x" = down. */
@@ -75,7 +84,14 @@ describe("evaluateQuorum states", () => {
   }> = [
     { name: "held on all five", answers: five("AAAAA"), state: "held", votes: 5, owner: A, hazards: [] },
     { name: "held on four: one spare", answers: five("AAAA-"), state: "held", votes: 4, owner: A, hazards: [] },
-    { name: "at-risk: bare majority", answers: five("AAA--"), state: "at-risk", votes: 3, owner: A, hazards: ["redlock-at-risk"] },
+    {
+      name: "at-risk: bare majority",
+      answers: five("AAA--"),
+      state: "at-risk",
+      votes: 3,
+      owner: A,
+      hazards: ["redlock-at-risk"],
+    },
     {
       name: "at-risk: spares expire before the validity ends (extend reached three nodes)",
       answers: [up(0, [A, 30_000]), up(1, [A, 30_000]), up(2, [A, 30_000]), up(3, [A, 400]), up(4, [A, 400])],
@@ -110,7 +126,14 @@ describe("evaluateQuorum states", () => {
       owner: A,
       hazards: ["redlock-minority"],
     },
-    { name: "split: two tokens, neither with quorum", answers: five("AABB-"), state: "split", votes: 2, owner: A, hazards: ["redlock-split"] },
+    {
+      name: "split: two tokens, neither with quorum",
+      answers: five("AABB-"),
+      state: "split",
+      votes: 2,
+      owner: A,
+      hazards: ["redlock-split"],
+    },
     {
       name: "split with a down node, prior owner wins the tie",
       answers: five("AABBx"),
@@ -262,8 +285,22 @@ describe("evaluateQuorum validity and drift", () => {
 
   it("per-node output marks silent nodes with their error and no key facts", () => {
     const r = run(five("AAAAx"));
-    expect(r.view.perNode[4]).toEqual({ node: "n4", state: "down", present: false, token: null, ttlMs: null, error: "connect ECONNREFUSED" });
-    expect(r.view.perNode[0]).toMatchObject({ node: "n0", state: "up", present: true, token: A, ttlMs: 10_000, latencyMs: 0.4 });
+    expect(r.view.perNode[4]).toEqual({
+      node: "n4",
+      state: "down",
+      present: false,
+      token: null,
+      ttlMs: null,
+      error: "connect ECONNREFUSED",
+    });
+    expect(r.view.perNode[0]).toMatchObject({
+      node: "n0",
+      state: "up",
+      present: true,
+      token: A,
+      ttlMs: 10_000,
+      latencyMs: 0.4,
+    });
   });
 });
 

@@ -56,7 +56,11 @@ class FakeNode implements RedlockNodePort {
     return { cursor: "0", keys: cursor === "0" ? keys : [] };
   }
 
-  async sample(keys: Buffer[], expected: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]> {
+  async sample(
+    keys: Buffer[],
+    expected: ReadonlyArray<string | undefined>,
+    previewBytes: number,
+  ): Promise<KeySample[]> {
     await this.gate();
     return keys.map((key, i) => {
       const k = this.live(key.toString("utf8"));
@@ -96,7 +100,8 @@ function setup(n = 5, extra: Partial<RedlockSourceOptions> = {}) {
     },
   );
   /** Sets key=value with ttl on the nodes whose index is listed. */
-  const put = (key: string, value: string | Value, ttl: number | null, on: number[]) => on.forEach((i) => nodes[i]!.set(key, value, ttl));
+  const put = (key: string, value: string | Value, ttl: number | null, on: number[]) =>
+    on.forEach((i) => nodes[i]!.set(key, value, ttl));
   const only = (locks: Lock[]) => {
     expect(locks).toHaveLength(1);
     return locks[0]!;
@@ -126,7 +131,15 @@ describe("RedlockSource", () => {
       agentId: "agent-1",
       hazards: [],
     });
-    expect(lock.quorum).toMatchObject({ group: "orders", votes: 5, nodes: 5, needed: 3, state: "held", partial: false, validityMs: 10_000 - 102 });
+    expect(lock.quorum).toMatchObject({
+      group: "orders",
+      votes: 5,
+      nodes: 5,
+      needed: 3,
+      state: "held",
+      partial: false,
+      validityMs: 10_000 - 102,
+    });
     expect(lock.quorum!.perNode.map((p) => [p.state, p.present, p.token])).toEqual(ALL.map(() => ["up", true, TOKEN]));
     expect(out.events.map((e) => [e.type, e.detail?.quorumState])).toEqual([["acquired", "held"]]);
     expect(out.upserts).toHaveLength(1);
@@ -175,7 +188,12 @@ describe("RedlockSource", () => {
     expect(performance.now() - started).toBeLessThan(TIMEOUT + 200);
     let lock = only(source.locks());
     expect(lock.quorum).toMatchObject({ votes: 4, partial: true, state: "held" });
-    expect(lock.quorum!.perNode[2]).toMatchObject({ state: "slow", present: false, token: null, error: `no answer within ${TIMEOUT} ms` });
+    expect(lock.quorum!.perNode[2]).toMatchObject({
+      state: "slow",
+      present: false,
+      token: null,
+      error: `no answer within ${TIMEOUT} ms`,
+    });
     expect(lock.hazards.map((h) => h.code)).toEqual(["redlock-node-down"]);
     expect(source.status().up).toBe(true);
     expect(source.status().error).toContain("redis://127.0.0.1:7002/0");
@@ -204,7 +222,10 @@ describe("RedlockSource", () => {
     nodes[4]!.failure = new Error("Stream isn't writeable and enableOfflineQueue options is false");
     source.setConnection("redis://127.0.0.1:7004/0", false, "connect ECONNREFUSED 127.0.0.1:7004");
     await source.poll();
-    expect(only(source.locks()).quorum!.perNode[4]).toMatchObject({ state: "down", error: "connect ECONNREFUSED 127.0.0.1:7004" });
+    expect(only(source.locks()).quorum!.perNode[4]).toMatchObject({
+      state: "down",
+      error: "connect ECONNREFUSED 127.0.0.1:7004",
+    });
     expect(source.health().nodes[4]).toMatchObject({ state: "down", error: "connect ECONNREFUSED 127.0.0.1:7004" });
   });
 
@@ -265,7 +286,10 @@ describe("RedlockSource", () => {
     for (const i of [3, 4]) nodes[i]!.keys.delete("lock:a");
     const out = await source.poll();
     expect(out.events).toEqual([]);
-    expect(only(source.locks())).toMatchObject({ owner: TOKEN, quorum: { state: "quorum-lost", votes: 0, partial: true } });
+    expect(only(source.locks())).toMatchObject({
+      owner: TOKEN,
+      quorum: { state: "quorum-lost", votes: 0, partial: true },
+    });
   });
 
   it("when no node answers the last view is kept unchanged", async () => {

@@ -13,7 +13,9 @@ export interface RedlockFactoryOptions {
   /** Per-node deadline of each poll round, and the clients' command timeout. */
   commandTimeoutMs: number;
   /** Passed through to each source (scan budget, test hooks such as clockOffsetMs). */
-  source?: Partial<Omit<RedlockSourceOptions, "group" | "agentId" | "newId" | "lockPatterns" | "nodeTimeoutMs" | "log">>;
+  source?: Partial<
+    Omit<RedlockSourceOptions, "group" | "agentId" | "newId" | "lockPatterns" | "nodeTimeoutMs" | "log">
+  >;
 }
 
 export interface RedlockSources {

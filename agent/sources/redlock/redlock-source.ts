@@ -169,7 +169,9 @@ export class RedlockSource implements WatchedSource {
     if (!this.polled) notes.push("not polled yet");
     else if (problems.length > 0) {
       // Reported even while the group is up: a node down is what an operator of a Redlock group needs to see.
-      notes.push(`${problems.length} of ${this.nodes.length} nodes not answering: ${problems.map((n) => `${n.node.id} (${n.health.error})`).join("; ")}`);
+      notes.push(
+        `${problems.length} of ${this.nodes.length} nodes not answering: ${problems.map((n) => `${n.node.id} (${n.health.error})`).join("; ")}`,
+      );
     }
     if (this.limitReached) notes.push(`resource limit ${this.maxResources} reached: new resources are not followed`);
     if (notes.length > 0) s.error = notes.join("; ");
@@ -216,7 +218,9 @@ export class RedlockSource implements WatchedSource {
     const readings = await Promise.all(
       this.nodes.map((n, i) => {
         const d = discovered[i]!;
-        return d.ok ? this.withDeadline(n, (port) => this.read(n, port, keys)) : Promise.resolve<Outcome<Map<string, Reading>>>(d);
+        return d.ok
+          ? this.withDeadline(n, (port) => this.read(n, port, keys))
+          : Promise.resolve<Outcome<Map<string, Reading>>>(d);
       }),
     );
     const answers = this.nodes.map((n, i) => this.settleNode(n, discovered[i]!, readings[i]!));
@@ -311,9 +315,14 @@ export class RedlockSource implements WatchedSource {
     } while (cursor !== "0" && visited < budget && this.clock() < stopAt);
     for (let i = 0; i < byValue.length && this.clock() < stopAt; i += SAMPLE_BATCH) {
       const batch = byValue.slice(i, i + SAMPLE_BATCH);
-      const samples = await port.sample(batch, batch.map(() => "string"), 33);
+      const samples = await port.sample(
+        batch,
+        batch.map(() => "string"),
+        33,
+      );
       for (const s of samples) {
-        if (s.string && s.string.length === 32 && NODE_REDLOCK_TOKEN.test(s.string.prefix.toString("latin1"))) found.push(s.key);
+        if (s.string && s.string.length === 32 && NODE_REDLOCK_TOKEN.test(s.string.prefix.toString("latin1")))
+          found.push(s.key);
       }
     }
     return { latencyMs: t1 - t0, offset, cursor, found };
@@ -323,7 +332,11 @@ export class RedlockSource implements WatchedSource {
     const out = new Map<string, Reading>();
     for (let i = 0; i < keys.length; i += SAMPLE_BATCH) {
       const batch = keys.slice(i, i + SAMPLE_BATCH);
-      const samples = await port.sample(batch, batch.map((k) => n.types.get(k.toString("latin1"))), VALUE_BYTES);
+      const samples = await port.sample(
+        batch,
+        batch.map((k) => n.types.get(k.toString("latin1"))),
+        VALUE_BYTES,
+      );
       const readAtMs = this.now();
       samples.forEach((s, j) => out.set(batch[j]!.toString("latin1"), { sample: s, readAtMs }));
     }
@@ -331,7 +344,11 @@ export class RedlockSource implements WatchedSource {
   }
 
   /** Updates the node's health from this poll and returns the facts every resource's answer shares. */
-  private settleNode(n: NodeState, d: Outcome<Discovery>, r: Outcome<Map<string, Reading>>): Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> {
+  private settleNode(
+    n: NodeState,
+    d: Outcome<Discovery>,
+    r: Outcome<Map<string, Reading>>,
+  ): Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> {
     const before = `${n.health.state}|${n.health.error ?? ""}`;
     const failed = !d.ok ? d : !r.ok ? r : null;
     if (failed) {
@@ -353,7 +370,9 @@ export class RedlockSource implements WatchedSource {
     }
     const after = `${n.health.state}|${n.health.error ?? ""}`;
     if (before !== after && (this.polled || n.health.state !== "up")) {
-      this.opts.log?.(`redlock ${this.opts.group}: node ${n.node.id} ${n.health.state}${n.health.error ? `: ${n.health.error}` : ""}`);
+      this.opts.log?.(
+        `redlock ${this.opts.group}: node ${n.node.id} ${n.health.state}${n.health.error ? `: ${n.health.error}` : ""}`,
+      );
     }
     const a: Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> = {
       node: n.node.id,
@@ -397,7 +416,8 @@ export class RedlockSource implements WatchedSource {
         const r = readings[i]!;
         const reading = r.ok ? r.value.get(k) : undefined;
         samples.push(reading?.sample);
-        if (!base.answered || !reading) return { ...base, answered: false, present: false, token: null, pttlMs: null, readAtMs: nowMs };
+        if (!base.answered || !reading)
+          return { ...base, answered: false, present: false, token: null, pttlMs: null, readAtMs: nowMs };
         const s = reading.sample;
         if (s.type !== "none") this.nodes[i]!.types.set(k, s.type);
         else this.nodes[i]!.types.delete(k);
@@ -426,7 +446,13 @@ export class RedlockSource implements WatchedSource {
       });
       this.remember(k, mem, q);
       const lock = this.observe(id, key, q, answers, samples, nowMs);
-      merge(this.tracker.apply([{ lock, observedAtMs: nowMs }], [], { quorumState: q.view.state, votes: q.view.votes, nodes: q.view.nodes }));
+      merge(
+        this.tracker.apply([{ lock, observedAtMs: nowMs }], [], {
+          quorumState: q.view.state,
+          votes: q.view.votes,
+          nodes: q.view.nodes,
+        }),
+      );
     }
     return out;
   }
@@ -440,7 +466,8 @@ export class RedlockSource implements WatchedSource {
   private remember(k: string, mem: Memory, q: QuorumResult): void {
     const leases = new Map<string, number>();
     if (q.token !== null && q.leaseMs !== null) leases.set(q.token, q.leaseMs);
-    const prior = q.token !== null && q.view.votes >= q.view.needed ? { token: q.token, validUntilMs: q.validUntilMs } : mem.prior;
+    const prior =
+      q.token !== null && q.view.votes >= q.view.needed ? { token: q.token, validUntilMs: q.validUntilMs } : mem.prior;
     this.memory.set(k, { prior, leases, owner: q.token });
   }
 
@@ -489,7 +516,9 @@ function tokenOf(s: KeySample): string | null {
 function recogniseToken(sample: KeySample | undefined): { library: string; rule: string } {
   if (sample?.string) {
     const exact = sample.string.length === 32 && NODE_REDLOCK_TOKEN.test(sample.string.prefix.toString("latin1"));
-    return exact ? { library: "node-redlock", rule: "redlock-32-hex-token" } : { library: "generic", rule: "redlock-string-token" };
+    return exact
+      ? { library: "node-redlock", rule: "redlock-32-hex-token" }
+      : { library: "generic", rule: "redlock-string-token" };
   }
   const field = sample?.hash?.fields[0]?.[0].toString("latin1");
   if (field !== undefined && REDISSON_FIELD.test(field)) return { library: "redisson", rule: "redlock-redisson-hash" };
