@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../lib/contract/release";
 import type { TrackerOutput } from "./core/tracker";
 
 /** What the agent loop needs from a watched system (a Redis node, later Redlock groups and ZooKeeper). */
@@ -7,6 +8,10 @@ export interface WatchedSource {
   status(): SourceStatus;
   poll(): Promise<TrackerOutput>;
   locks(): Lock[];
+  /** Whether this source reports the lock (the one to ask for a release). */
+  has?(lockId: string): boolean;
+  /** Guarded force-release; the output carries the resulting events so the view updates at once. */
+  release?(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }>;
 }
 
 export interface AgentSink {
@@ -66,6 +71,22 @@ export class AgentLoop {
     });
     this.polls++;
     this.sink.publish(events, upserts, removed);
+  }
+
+  /** Runs a force-release on the source that reports the lock, and publishes what it changed. */
+  async release(cmd: ReleaseCommand): Promise<ReleaseResult> {
+    const source = this.sources.find((s) => (s.has ? s.has(cmd.lockId) : s.locks().some((l) => l.id === cmd.lockId)));
+    if (!source) return { outcome: "nothing-to-do", message: "no source of this agent reports the lock now", plan: [], perNode: [] };
+    if (!source.release) {
+      return { outcome: "refused", message: `${source.status().kind} locks cannot be released by this agent`, plan: [], perNode: [] };
+    }
+    this.opts.log(`${cmd.dryRun ? "dry-run " : ""}force-release of ${cmd.lockId} by ${cmd.actor}: ${cmd.reason.slice(0, 200)}`);
+    const { result, output } = await source.release(cmd);
+    this.opts.log(`force-release of ${cmd.lockId}: ${result.outcome} (${result.message})`);
+    if (output.events.length || output.upserts.length || output.removed.length) {
+      this.sink.publish(output.events, output.upserts, output.removed);
+    }
+    return result;
   }
 
   private sourceEvent(status: SourceStatus): LockEvent {

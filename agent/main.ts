@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { loadOrExit } from "../lib/config/env";
 import { AgentLoop, type WatchedSource } from "./agent";
 import { loadAgentConfig } from "./config";
-import { connectRedis, IoredisLockPort } from "./sources/redis/redis-client";
+import { connectRedis, IoredisLockPort, IoredisReleasePort } from "./sources/redis/redis-client";
 import { RedisSource } from "./sources/redis/redis-source";
 import { DashboardLink } from "./transport/dashboard-link";
 
@@ -40,10 +40,12 @@ async function main(): Promise<void> {
   // Wait for the first connection attempt so a slow handshake is not reported as an outage; a failure is reported
   // by the first poll and retried by ioredis with backoff.
   await Promise.all(clients.map(({ client }) => client.connect().catch(() => undefined)));
-  const sources: WatchedSource[] = clients.map(({ source }) => ({
+  const sources: WatchedSource[] = clients.map(({ client, source }) => ({
     status: () => source.status(),
     poll: () => source.poll(),
     locks: () => source.tracker.locks(),
+    has: (id) => source.tracker.has(id),
+    release: (cmd) => source.release(cmd, new IoredisReleasePort(client)),
   }));
   let loop: AgentLoop | undefined;
   const link = new DashboardLink({
@@ -56,6 +58,8 @@ async function main(): Promise<void> {
     sources: () => loop?.statuses() ?? [],
     locks: () => loop?.locks() ?? [],
     log,
+    release: (cmd) =>
+      loop ? loop.release(cmd) : Promise.resolve({ outcome: "error", message: "agent starting", plan: [], perNode: [] }),
   });
   loop = new AgentLoop(sources, link, { agentId: config.agentId, pollIntervalMs: config.pollIntervalMs, log });
   log(`watching ${config.redis.map((r) => r.id).join(", ") || "no Redis"}; streaming to ${config.dashboardUrl}`);

@@ -1,5 +1,6 @@
 import { io, type Socket } from "socket.io-client";
 import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import {
   AGENT_NAMESPACE,
   type AgentAck,
@@ -19,6 +20,8 @@ export interface DashboardLinkOptions {
   sources: () => SourceStatus[];
   locks: () => Lock[];
   log: (line: string) => void;
+  /** Runs a force-release the dashboard asks for. */
+  release: (cmd: ReleaseCommand) => Promise<ReleaseResult>;
   ackTimeoutMs?: number;
 }
 
@@ -57,6 +60,15 @@ export class DashboardLink {
     this.socket.on("disconnect", (reason) => {
       this.connected = false;
       opts.log(`dashboard connection lost (${reason}); buffering events`);
+    });
+    this.socket.on("release:execute", (cmd, ack) => {
+      const reply = typeof ack === "function" ? ack : () => undefined;
+      opts
+        .release(cmd)
+        .then(reply)
+        .catch((err: unknown) =>
+          reply({ outcome: "error", message: `agent error: ${err instanceof Error ? err.message : String(err)}`, plan: [], perNode: [] }),
+        );
     });
     this.socket.on("connect_error", (err) => {
       this.connected = false;

@@ -3,6 +3,7 @@
  * Agents use the "/agent" namespace (token in the handshake), browsers the "/ui" namespace.
  */
 import type { Lock, LockEvent, SourceStatus } from "./lock";
+import type { ReleaseCommand, ReleaseResult } from "./release";
 
 export const AGENT_NAMESPACE = "/agent";
 export const UI_NAMESPACE = "/ui";
@@ -39,8 +40,10 @@ export interface AgentToServerEvents {
   "agent:update": (update: AgentUpdate, ack: (ack: AgentAck) => void) => void;
 }
 
-// The dashboard sends nothing to agents yet (force-release goes through the agent's own Redis clients later).
-export type ServerToAgentEvents = Record<string, never>;
+/** Force-release runs on the agent: it holds the connections to the watched servers, the dashboard may not. */
+export interface ServerToAgentEvents {
+  "release:execute": (command: ReleaseCommand, ack: (result: ReleaseResult) => void) => void;
+}
 
 export interface UiState {
   generatedAt: string;

@@ -1,4 +1,5 @@
-import { ConfigError, readInt, readString, type Env } from "../config/env";
+import { ConfigError, readBool, readInt, readString, type Env } from "../config/env";
+import { loadAuthConfig, type AuthConfig } from "./auth/principals";
 import { databaseFileUrl } from "./database-url";
 
 export interface DashboardConfig {
@@ -8,7 +9,16 @@ export interface DashboardConfig {
   agentToken: string;
   /** Serve the Next.js pages (off for API-only runs such as integration tests). */
   ui: boolean;
+  auth: AuthConfig;
+  /** Mark the session cookie Secure (behind TLS). */
+  secureCookies: boolean;
+  /** HMAC key for session cookies; when unset one is generated and kept next to the SQLite file. */
+  sessionSecret: string | null;
+  /** Force-release attempts per operator per minute. */
+  releasesPerMinute: number;
 }
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   const agentToken = readString(env, "AGENT_TOKEN", "");
@@ -24,12 +34,24 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   const ui = readString(env, "LOCKSCOPE_UI", "on");
   if (ui !== "on" && ui !== "off")
     throw new ConfigError("LOCKSCOPE_UI", `expected on or off, got ${JSON.stringify(ui)}`);
+  const auth = loadAuthConfig(env);
+  // Loopback unless told otherwise; and with no credentials configured, loopback whatever HOST says, so a quick
+  // start is never open to the network.
+  const host = readString(env, "HOST", "127.0.0.1");
+  if (auth.generatedAdmin && !LOOPBACK.has(host)) {
+    throw new ConfigError("HOST", `${host} would expose the dashboard, but no USERS or API_TOKENS are configured`);
+  }
+  const sessionSecret = readString(env, "SESSION_SECRET", "");
+  if (sessionSecret && sessionSecret.length < 32) throw new ConfigError("SESSION_SECRET", "must be at least 32 characters");
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
-    // Loopback unless told otherwise: nothing is open to the network by default.
-    host: readString(env, "HOST", "127.0.0.1"),
+    host,
     databaseUrl,
     agentToken,
     ui: ui === "on",
+    auth,
+    secureCookies: readBool(env, "COOKIE_SECURE", false),
+    sessionSecret: sessionSecret || null,
+    releasesPerMinute: readInt(env, "RELEASES_PER_MINUTE", 10, 1, 1000),
   };
 }

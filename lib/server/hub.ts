@@ -12,6 +12,8 @@ import {
   type UiToServerEvents,
 } from "../contract/socket";
 import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
+import type { AgentGateway } from "./agent-gateway";
+import type { Authenticator } from "./auth/authenticator";
 import type { LiveState } from "./live-state";
 import type { HistoryStore } from "./store";
 
@@ -28,7 +30,14 @@ function sameSecret(given: unknown, expected: string): boolean {
  */
 export function attachHub(
   http: HttpServer,
-  deps: { live: LiveState; store: HistoryStore; agentToken: string; log: (line: string) => void },
+  deps: {
+    live: LiveState;
+    store: HistoryStore;
+    auth: Authenticator;
+    agents: AgentGateway;
+    agentToken: string;
+    log: (line: string) => void;
+  },
 ): Server {
   const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
@@ -52,6 +61,7 @@ export function attachHub(
   agents.on("connection", (socket) => {
     const agentId = socket.data.agentId as string;
     deps.log(`agent ${agentId} connected`);
+    deps.agents.add(agentId, socket);
     socket.on("agent:snapshot", async (raw, ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentSnapshot(raw);
@@ -83,10 +93,19 @@ export function attachHub(
     });
     socket.on("disconnect", (reason) => {
       deps.log(`agent ${agentId} disconnected (${reason})`);
+      deps.agents.remove(agentId, socket);
       // Another connection of the same agent may already be up (reconnect races): only mark it gone if none is.
       const stillThere = [...agents.sockets.values()].some((s) => s.id !== socket.id && s.data.agentId === agentId);
       if (!stillThere) broadcast(deps.live.disconnect(agentId));
     });
+  });
+
+  // Browsers: the same session cookie as the pages (or a bearer token in the handshake for scripts).
+  ui.use((socket, next) => {
+    const token = (socket.handshake.auth as { token?: unknown }).token;
+    const headers = typeof token === "string" ? { authorization: `Bearer ${token}` } : socket.request.headers;
+    if (!deps.auth.fromHeaders(headers)) return next(new Error("unauthorised: sign in first"));
+    next();
   });
 
   ui.on("connection", (socket) => {

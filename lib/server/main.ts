@@ -1,14 +1,18 @@
 /**
  * The dashboard server: one Node process serving the Next.js pages, the HTTP API and socket.io.
- * Composition root: config -> migrations -> store -> live state -> HTTP + hub.
+ * Composition root: config -> migrations -> store -> auth -> live state -> HTTP + hub.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { loadOrExit } from "../config/env";
-import { handleApi } from "./api";
+import { AgentGateway } from "./agent-gateway";
+import { Authenticator } from "./auth/authenticator";
 import { loadDashboardConfig } from "./config";
+import { createHttpHandler } from "./http-handler";
 import { attachHub } from "./hub";
 import { LiveState } from "./live-state";
 import { applyMigrations, projectRoot } from "./migrate";
+import { RateLimiter } from "./rate-limit";
+import { loadSessionSecret } from "./session-secret";
 import { openStore } from "./store";
 
 function log(line: string): void {
@@ -20,41 +24,31 @@ async function main(): Promise<void> {
   applyMigrations(config.databaseUrl, projectRoot);
   const store = openStore(config.databaseUrl);
   const live = new LiveState();
+  const agents = new AgentGateway();
+  const { auth, oneTimePassword } = await Authenticator.create(
+    config.auth,
+    loadSessionSecret(config.sessionSecret, config.databaseUrl),
+  );
 
-  let nextHandler: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
+  let pages: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
   if (config.ui) {
     const { default: next } = await import("next");
     const app = next({ dev: false, dir: projectRoot, hostname: config.host, port: config.port });
     await app.prepare();
-    nextHandler = app.getRequestHandler();
+    pages = app.getRequestHandler();
   }
 
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://localhost");
-    if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
-      handleApi(req.method ?? "GET", url, { live, store })
-        .then((answer) => {
-          res.writeHead(answer.status, {
-            "content-type": answer.contentType ?? "application/json; charset=utf-8",
-            "cache-control": "no-store",
-          });
-          res.end(typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body));
-        })
-        .catch((err: unknown) => {
-          log(`API error on ${url.pathname}: ${err instanceof Error ? err.message : String(err)}`);
-          res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-          res.end(JSON.stringify({ error: "internal error; see the dashboard log" }));
-        });
-      return;
-    }
-    if (nextHandler) {
-      void nextHandler(req, res);
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain" });
-    res.end("UI disabled (LOCKSCOPE_UI=off)\n");
-  });
-  attachHub(server, { live, store, agentToken: config.agentToken, log });
+  const deps = {
+    live,
+    store,
+    auth,
+    agents,
+    releaseLimiter: new RateLimiter(config.releasesPerMinute, 60_000),
+    signInLimiter: new RateLimiter(20, 60_000),
+    secureCookies: config.secureCookies,
+  };
+  const server = createServer(createHttpHandler(deps, pages, log));
+  attachHub(server, { live, store, auth, agents, agentToken: config.agentToken, log });
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -63,6 +57,10 @@ async function main(): Promise<void> {
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
   log(`listening on http://${config.host}:${port} (ui ${config.ui ? "on" : "off"}, store ${config.databaseUrl})`);
+  if (oneTimePassword) {
+    // Printed once, never stored: the quick start stays one command and nothing is open without a password.
+    log(`no USERS or API_TOKENS configured: sign in as admin with password ${oneTimePassword} (valid until restart)`);
+  }
 
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);

@@ -1,11 +1,13 @@
 /**
  * The history store: the only module that imports the Prisma client. Everything else talks to HistoryStore.
  */
+import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
+import type { AuditEntryView, ReleaseNodeResult, ReleaseOutcome } from "../contract/release";
 import { databaseFileUrl } from "./database-url";
 
 export interface EventQuery {
@@ -16,7 +18,19 @@ export interface EventQuery {
   limit: number;
 }
 
+export type NewAuditEntry = Omit<AuditEntryView, "id" | "at">;
+
+export interface AuditQuery {
+  actor?: string;
+  outcome?: string;
+  resource?: string;
+  since?: Date;
+  limit: number;
+}
+
 export interface HistoryStore {
+  addAudit(entry: NewAuditEntry): Promise<AuditEntryView>;
+  listAudit(query: AuditQuery): Promise<AuditEntryView[]>;
   /** Stores events once each (idempotent on the agent-assigned id); returns the ids now stored. */
   saveEvents(events: readonly LockEvent[]): Promise<string[]>;
   listEvents(query: EventQuery): Promise<LockEvent[]>;
@@ -72,6 +86,25 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
         create: { id: a.id, name: a.name, version: a.version, lastSeen: now },
         update: { name: a.name, version: a.version, lastSeen: now },
       });
+    },
+    async addAudit(e) {
+      const row = await prisma.auditEntry.create({
+        data: { ...e, id: randomUUID(), perNode: JSON.stringify(e.perNode) },
+      });
+      return auditFromRow(row);
+    },
+    async listAudit(q) {
+      const rows = await prisma.auditEntry.findMany({
+        where: {
+          ...(q.actor ? { actor: q.actor } : {}),
+          ...(q.outcome ? { outcome: q.outcome } : {}),
+          ...(q.resource ? { resource: { contains: q.resource } } : {}),
+          ...(q.since ? { at: { gte: q.since } } : {}),
+        },
+        orderBy: { at: "desc" },
+        take: q.limit,
+      });
+      return rows.map(auditFromRow);
     },
     close: () => prisma.$disconnect(),
   };
@@ -137,4 +170,32 @@ function fromRow(r: {
     }
   }
   return e;
+}
+
+function auditFromRow(r: {
+  id: string;
+  at: Date;
+  actor: string;
+  role: string;
+  via: string;
+  action: string;
+  lockId: string;
+  backend: string | null;
+  source: string | null;
+  resource: string | null;
+  observedOwner: string | null;
+  reason: string;
+  dryRun: boolean;
+  outcome: string;
+  message: string | null;
+  perNode: string | null;
+  clientAddress: string | null;
+}): AuditEntryView {
+  let perNode: ReleaseNodeResult[] = [];
+  try {
+    perNode = r.perNode ? (JSON.parse(r.perNode) as ReleaseNodeResult[]) : [];
+  } catch {
+    perNode = [];
+  }
+  return { ...r, at: r.at.toISOString(), outcome: r.outcome as ReleaseOutcome, perNode };
 }

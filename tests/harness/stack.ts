@@ -2,12 +2,21 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { hashPassword } from "../../lib/server/auth/passwords";
 import { freePort, waitFor } from "./ports";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const tsx = path.join(root, "node_modules", ".bin", "tsx");
 
 export const TEST_AGENT_TOKEN = "test-agent-token-0123456789";
+/** API tokens every test dashboard accepts, one per role. */
+export const TOKENS = {
+  viewer: "test-viewer-token-0123456789",
+  operator: "test-operator-token-0123456789",
+  admin: "test-admin-token-0123456789",
+} as const;
+/** Password of the test users viewer1, operator1 and admin1. */
+export const TEST_PASSWORD = "correct horse battery";
 
 export interface Proc {
   process: ChildProcess;
@@ -43,6 +52,8 @@ export interface Dashboard extends Proc {
   port: number;
   databaseUrl: string;
   get<T = unknown>(pathAndQuery: string): Promise<T>;
+  /** A raw request as one of the test roles (or none: unauthenticated). */
+  request(pathAndQuery: string, init?: RequestInit, role?: keyof typeof TOKENS | null): Promise<Response>;
   restart(): Promise<Dashboard>;
   cleanup(): void;
 }
@@ -59,6 +70,10 @@ export async function startDashboard(
     DATABASE_URL: databaseUrl,
     AGENT_TOKEN: TEST_AGENT_TOKEN,
     LOCKSCOPE_UI: opts.ui ? "on" : "off",
+    API_TOKENS: Object.entries(TOKENS)
+      .map(([role, token]) => `test-${role}:${role}:${token}`)
+      .join(","),
+    USERS: await testUsers(),
     ...opts.env,
   });
   const url = `http://127.0.0.1:${port}`;
@@ -77,9 +92,14 @@ export async function startDashboard(
     port,
     databaseUrl,
     async get<T>(p: string) {
-      const res = await fetch(`${url}${p}`);
+      const res = await fetch(`${url}${p}`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
       if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
+    },
+    request(p, init = {}, role = "viewer") {
+      const headers = new Headers(init.headers);
+      if (role) headers.set("authorization", `Bearer ${TOKENS[role]}`);
+      return fetch(`${url}${p}`, { ...init, headers });
     },
     async restart() {
       await proc.stop();
@@ -104,3 +124,13 @@ export function startAgent(dashboardUrl: string, env: Record<string, string>): P
 }
 
 export { waitFor };
+
+let users: Promise<string> | null = null;
+/** USERS for test dashboards: one per role, all with TEST_PASSWORD (hashed once per test process). */
+function testUsers(): Promise<string> {
+  users ??= (async () => {
+    const hash = await hashPassword(TEST_PASSWORD);
+    return ["viewer", "operator", "admin"].map((role) => `${role}1:${role}:${hash}`).join(",");
+  })();
+  return users;
+}

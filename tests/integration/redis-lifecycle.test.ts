@@ -100,7 +100,7 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     expect(lock.owner!.length).toBeLessThan(200);
     expect(lock.owner).toMatch(/^(\\xfe)+…\(\+\d+ bytes\)$/);
     expect(lock.id).toMatch(/^[A-Za-z0-9_-]+$/);
-    const detail = await fetch(`${dashboard.url}/api/locks/${lock.id}`);
+    const detail = await dashboard.request(`/api/locks/${lock.id}`);
     expect(detail.status).toBe(200);
   });
 

@@ -1,4 +1,6 @@
 import { Redis } from "ioredis";
+import { loadLua } from "./lua-scripts";
+import type { RedisReleasePort } from "./redis-release";
 import type { KeySample, RedisLockPort } from "./redis-port";
 
 /** How many fields, members or items one sample reads at most: a lock key is small; a huge one is shown cut. */
@@ -127,4 +129,26 @@ function pairs(flat: Buffer[]): Array<[Buffer, Buffer]> {
 export function parseRunId(info: string): string {
   const m = /^run_id:([0-9a-f]+)\r?$/m.exec(info);
   return m ? m[1]! : "";
+}
+
+const COMPARE_AND_DELETE = loadLua("compare-and-delete");
+const DELETE_IF_HASH_FIELD = loadLua("delete-if-hash-field");
+
+/** The operator's force-release, and nothing else, writes: each step is one atomic Lua script. */
+export class IoredisReleasePort implements RedisReleasePort {
+  constructor(private readonly client: Redis) {}
+
+  async fullString(key: Buffer, maxBytes: number) {
+    const len = await this.client.strlen(key);
+    if (len > maxBytes) return null;
+    return this.client.getBuffer(key);
+  }
+
+  async compareAndDelete(key: Buffer, token: Buffer) {
+    return Number(await this.client.eval(COMPARE_AND_DELETE.lua, 1, key, token));
+  }
+
+  async deleteIfHashField(key: Buffer, field: Buffer, channel: string, message: string) {
+    return Number(await this.client.eval(DELETE_IF_HASH_FIELD.lua, 1, key, field, channel, message));
+  }
 }

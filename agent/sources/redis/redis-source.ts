@@ -1,10 +1,12 @@
 import type { SourceStatus } from "../../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import { escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
 import { lockId } from "../../core/lock-id";
 import { compilePatterns } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
+import { MAX_RELEASE_VALUE_BYTES, planRelease, type RedisReleasePort } from "./redis-release";
 import { recognise } from "./recognisers";
 import type { KeySample, RedisLockPort } from "./redis-port";
 
@@ -36,6 +38,8 @@ interface KnownKey {
 export class RedisSource {
   readonly tracker: LockTracker;
   private readonly known = new Map<string, KnownKey>();
+  /** lockId -> raw key, for acting on a lock the dashboard names by id. */
+  private readonly keysById = new Map<string, Buffer>();
   private readonly matches: (key: string) => boolean;
   private readonly now: () => number;
   private cursor = "0";
@@ -58,7 +62,13 @@ export class RedisSource {
   }
 
   status(): SourceStatus {
-    const s: SourceStatus = { id: this.opts.sourceId, kind: "redis", up: this.up, locks: this.tracker.size, agentId: this.opts.agentId };
+    const s: SourceStatus = {
+      id: this.opts.sourceId,
+      kind: "redis",
+      up: this.up,
+      locks: this.tracker.size,
+      agentId: this.opts.agentId,
+    };
     if (!this.up && this.error) s.error = this.error;
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
@@ -135,14 +145,67 @@ export class RedisSource {
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
         if (s.pttl === -2 || s.type === "none") {
-          if (this.known.delete(k)) gone.push({ id: lockId("redis", this.opts.sourceId, s.key), atMs: at });
+          const id = lockId("redis", this.opts.sourceId, s.key);
+          this.keysById.delete(id);
+          if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
         this.known.set(k, { key: s.key, type: s.type });
+        this.keysById.set(lockId("redis", this.opts.sourceId, s.key), s.key);
         present.push({ lock: this.observe(s, at), observedAtMs: at });
       });
     }
     return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted" } : {});
+  }
+
+  /**
+   * Force-release on the operator's explicit request: re-reads the key, checks the owner is still the one the
+   * operator saw, and deletes in one atomic compare-and-delete. Reports the removal at once as a release.
+   */
+  async release(cmd: ReleaseCommand, writer: RedisReleasePort): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const node = this.opts.sourceId;
+    const key = this.keysById.get(cmd.lockId);
+    if (!key) {
+      return { result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] }, output: none };
+    }
+    try {
+      const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+      const observed = this.observe(sample!, this.now());
+      const plan = planRelease(sample!, observed.owner, observed.library, cmd, node);
+      if (plan.kind === "refuse") return { result: { ...plan.result, perNode: [{ node, outcome: plan.result.outcome }] }, output: none };
+      if (cmd.dryRun) {
+        const message = "dry run: nothing deleted";
+        return { result: { outcome: "dry-run", message, plan: plan.steps, perNode: [{ node, outcome: "dry-run" }] }, output: none };
+      }
+      let deleted = 0;
+      if (plan.kind === "string") {
+        const token = await writer.fullString(key, MAX_RELEASE_VALUE_BYTES);
+        // The Lua call compares this exact value; it must be the value the owner check above was made on.
+        const prefix = sample!.string?.prefix;
+        if (token && prefix && token.subarray(0, prefix.length).equals(prefix)) {
+          deleted = await writer.compareAndDelete(key, token);
+        }
+      } else {
+        deleted = await writer.deleteIfHashField(key, plan.field, plan.channel, "0");
+      }
+      if (deleted === 1) {
+        const id = cmd.lockId;
+        this.known.delete(key.toString("latin1"));
+        this.keysById.delete(id);
+        const output = this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
+        const message = `released by ${cmd.actor}`;
+        return { result: { outcome: "released", message, plan: plan.steps, perNode: [{ node, outcome: "released" }] }, output };
+      }
+      // Nothing deleted: tell the operator why from a fresh look (gone, or someone else's now).
+      const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+      const outcome = after!.pttl === -2 || after!.type === "none" ? "nothing-to-do" : "refused-owner-changed";
+      const message = outcome === "nothing-to-do" ? "the lock went before it could be released" : "the owner changed just before the release: nothing deleted";
+      return { result: { outcome, message, plan: plan.steps, perNode: [{ node, outcome }] }, output: none };
+    } catch (err) {
+      const message = `release failed on ${node}: ${err instanceof Error ? err.message : String(err)}`;
+      return { result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] }, output: none };
+    }
   }
 
   private observe(s: KeySample, atMs: number): ObservedLock {

@@ -1,0 +1,71 @@
+/** Force-release: the dashboard asks the agent that watches a lock to free it, guarded by the owner it saw. */
+
+export type ReleaseOutcome =
+  /** Deleted: it still held the observed owner. */
+  | "released"
+  /** Already gone: nothing was deleted. */
+  | "nothing-to-do"
+  /** Someone else holds it now: nothing was deleted. */
+  | "refused-owner-changed"
+  /** Nothing deleted, as asked: the plan says what a real release would do. */
+  | "dry-run"
+  /** The format cannot be released safely, or the agent refused for another reason. */
+  | "refused"
+  /** The request was invalid (missing reason, wrong confirmation, rate limited, not authorised). */
+  | "rejected"
+  | "error";
+
+export interface ReleaseNodeResult {
+  node: string;
+  outcome: ReleaseOutcome;
+  detail?: string;
+}
+
+export interface ReleaseResult {
+  outcome: ReleaseOutcome;
+  message: string;
+  /** Human-readable steps: what is (or would be) deleted where, and under which condition. */
+  plan: string[];
+  perNode: ReleaseNodeResult[];
+}
+
+/** Sent by the dashboard to the agent that reported the lock. */
+export interface ReleaseCommand {
+  requestId: string;
+  lockId: string;
+  /** The owner exactly as the operator saw it (escaped text as in Lock.owner). */
+  expectedOwner: string;
+  dryRun: boolean;
+  actor: string;
+  reason: string;
+}
+
+/** Body of POST /api/locks/:id/release. */
+export interface ReleaseRequestBody {
+  expectedOwner: string;
+  reason: string;
+  /** Default false. */
+  dryRun?: boolean;
+  /** Must equal the lock's resource for a real release: a typed confirmation. */
+  confirm?: string;
+}
+
+export interface AuditEntryView {
+  id: string;
+  at: string;
+  actor: string;
+  role: string;
+  via: string;
+  action: string;
+  lockId: string;
+  backend: string | null;
+  source: string | null;
+  resource: string | null;
+  observedOwner: string | null;
+  reason: string;
+  dryRun: boolean;
+  outcome: ReleaseOutcome;
+  message: string | null;
+  perNode: ReleaseNodeResult[];
+  clientAddress: string | null;
+}

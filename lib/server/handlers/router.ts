@@ -1,0 +1,31 @@
+import { getSession, signIn, signOut } from "./auth-api";
+import { listAudit } from "./audit-api";
+import { getLock, health, listEvents, listLocks } from "./read-api";
+import { releaseLock } from "./release-api";
+import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
+
+/** Routes /api/*. Reading needs a viewer; health is open so load balancers and probes can call it. */
+export async function routeApi(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
+  const parts = req.url.pathname.replace(/\/+$/, "").split("/").slice(2);
+  const path = parts.join("/");
+  const m = req.method;
+
+  if (path === "health" && m === "GET") return health(req, deps);
+  if (path === "auth/login" && m === "POST") return signIn(req, deps);
+  if (path === "auth/logout" && m === "POST") return signOut(req, deps);
+  if (path === "session" && m === "GET") return getSession(req);
+
+  if (parts[0] === "locks" && parts.length === 3 && parts[2] === "release") {
+    if (m !== "POST") return fail(405, "use POST");
+    return releaseLock(req, deps, decodeURIComponent(parts[1]!));
+  }
+  if (m !== "GET") return fail(405, `${m} is not allowed here`);
+  if (path === "audit") return listAudit(req, deps);
+
+  const denied = requireRole(req, "viewer");
+  if (denied) return denied;
+  if (path === "locks") return listLocks(req, deps);
+  if (parts[0] === "locks" && parts.length === 2) return getLock(req, deps, decodeURIComponent(parts[1]!));
+  if (path === "events") return listEvents(req, deps);
+  return fail(404, `no such API: ${req.url.pathname}`);
+}

@@ -1,0 +1,22 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/**
+ * The session-cookie key: SESSION_SECRET when given, else a random one kept (mode 0600) next to the SQLite file so
+ * that sessions survive a dashboard restart.
+ */
+export function loadSessionSecret(configured: string | null, databaseUrl: string): Buffer {
+  if (configured) return Buffer.from(configured);
+  const dbFile = databaseUrl.slice("file:".length);
+  const file = path.join(path.dirname(path.resolve(dbFile)), "session-secret");
+  try {
+    const s = readFileSync(file);
+    if (s.length >= 32) return s;
+  } catch {
+    // not there yet: create it below
+  }
+  const secret = randomBytes(48);
+  writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
+}
