@@ -110,6 +110,16 @@ export class NodeZkPort implements ZkPort {
     return longToHex(this.client.getSessionId());
   }
 
+  /**
+   * Session id and password. Used by tests to expire the agent's session the way ZooKeeper's own tests do: a
+   * second client attaches to the same session and closes it.
+   */
+  sessionCredentials(): { id: Buffer; password: Buffer } | null {
+    const c = this.client as (zookeeper.Client & { getSessionPassword(): Buffer }) | null;
+    if (!c || this.current !== "connected") return null;
+    return { id: c.getSessionId(), password: c.getSessionPassword() };
+  }
+
   private watcherFor(path: string): zookeeper.Watcher {
     let w = this.watchers.get(path);
     if (!w) {
