@@ -74,8 +74,11 @@ class FakeNode implements RedlockNodePort {
     });
   }
 
+  timeError: Error | null = null;
+
   async time() {
     await this.gate();
+    if (this.timeError) throw this.timeError;
     const ms = Date.now();
     return [String(Math.floor(ms / 1000)), String((ms % 1000) * 1000)];
   }
@@ -227,6 +230,16 @@ describe("RedlockSource", () => {
       error: "connect ECONNREFUSED 127.0.0.1:7004",
     });
     expect(source.health().nodes[4]).toMatchObject({ state: "down", error: "connect ECONNREFUSED 127.0.0.1:7004" });
+  });
+
+  it("a node that refuses TIME still votes; only its clock is unknown", async () => {
+    const { source, nodes, put, only } = setup();
+    put("lock:a", TOKEN, 10_000, ALL);
+    nodes[1]!.timeError = new Error("ERR unknown command 'TIME', with args beginning with: ");
+    await source.poll();
+    expect(only(source.locks()).quorum).toMatchObject({ votes: 5, state: "held", partial: false });
+    expect(source.health().nodes[1]).toMatchObject({ state: "up" });
+    expect(source.health().nodes[1]!.clockOffsetMs).toBeUndefined();
   });
 
   it("held -> at-risk -> quorum-lost as nodes go, with upserts carrying each change", async () => {

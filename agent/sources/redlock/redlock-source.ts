@@ -287,7 +287,11 @@ export class RedlockSource implements WatchedSource {
   /** TIME, then SCAN steps within the budget; keys outside the patterns are kept when their value is a token. */
   private async discover(n: NodeState, port: RedlockNodePort): Promise<Discovery> {
     const t0 = this.clock();
-    const reply = await port.time();
+    const reply = await port.time().catch((err: unknown) => {
+      // Managed Redis services may rename or forbid TIME: the node still votes, only its clock is unknown.
+      if (err instanceof Error && /unknown command|NOPERM|no permissions/i.test(err.message)) return null;
+      throw err;
+    });
     const t1 = this.clock();
     const serverMs = parseTimeReply(reply);
     let offset = serverMs === null ? null : estimateOffset({ serverMs, sentAtMs: t0, receivedAtMs: t1 });
