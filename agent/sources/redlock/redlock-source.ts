@@ -184,6 +184,11 @@ export class RedlockSource implements WatchedSource {
     return this.tracker.locks();
   }
 
+  /** Read-only source: the agent finds the lock here and refuses a force-release (there is no `release`). */
+  has(lockId: string): boolean {
+    return this.tracker.has(lockId);
+  }
+
   health(): RedlockGroupHealth {
     return {
       group: this.opts.group,
