@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { ConfigError, readHttpUrl, readInt, readList, readString, type Env } from "../lib/config/env";
 
@@ -32,6 +33,30 @@ export interface AgentConfig {
   /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
   bufferEvents: number;
   commandTimeoutMs: number;
+  /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
+  file: Record<string, unknown> | null;
+}
+
+/** LOCKSCOPE_CONFIG: path to a JSON file; its absence is fine, a broken one stops the agent with one line. */
+export function readConfigFile(env: Env): Record<string, unknown> | null {
+  const path = readString(env, "LOCKSCOPE_CONFIG", "");
+  if (!path) return null;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError("LOCKSCOPE_CONFIG", `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError("LOCKSCOPE_CONFIG", `${path} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError("LOCKSCOPE_CONFIG", `${path} must hold a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
 }
 
 export function parseRedisTarget(variable: string, raw: string): RedisTarget {
@@ -82,5 +107,6 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
     bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),
     commandTimeoutMs: readInt(env, "COMMAND_TIMEOUT_MS", 2000, 50, 60_000),
+    file: readConfigFile(env),
   };
 }

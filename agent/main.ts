@@ -8,6 +8,8 @@ import { AgentLoop, type WatchedSource } from "./agent";
 import { loadAgentConfig } from "./config";
 import { connectRedis, IoredisLockPort, IoredisReleasePort } from "./sources/redis/redis-client";
 import { RedisSource } from "./sources/redis/redis-source";
+import { loadRedlockConfig } from "./sources/redlock/redlock-config";
+import { createRedlockSources } from "./sources/redlock/redlock-factory";
 import { DashboardLink } from "./transport/dashboard-link";
 
 const VERSION = "0.1.0";
@@ -18,6 +20,7 @@ function log(line: string): void {
 
 async function main(): Promise<void> {
   const config = loadOrExit("lockscope agent", () => loadAgentConfig());
+  const redlockConfig = loadOrExit("lockscope agent", () => loadRedlockConfig(process.env, config.file));
   const visitBudgetPerPoll = Math.round((config.maxKeyVisitsPerSec * config.pollIntervalMs) / 1000);
   const clients = config.redis.map((target) => {
     let source: RedisSource | undefined;
@@ -40,13 +43,22 @@ async function main(): Promise<void> {
   // Wait for the first connection attempt so a slow handshake is not reported as an outage; a failure is reported
   // by the first poll and retried by ioredis with backoff.
   await Promise.all(clients.map(({ client }) => client.connect().catch(() => undefined)));
-  const sources: WatchedSource[] = clients.map(({ client, source }) => ({
+  const redlock = createRedlockSources(redlockConfig, {
+    agentId: config.agentId,
+    newId: randomUUID,
+    log,
+    lockPatterns: config.lockPatterns,
+    commandTimeoutMs: config.commandTimeoutMs,
+  });
+  await redlock.ready;
+  const redisSources: WatchedSource[] = clients.map(({ client, source }) => ({
     status: () => source.status(),
     poll: () => source.poll(),
     locks: () => source.tracker.locks(),
     has: (id) => source.tracker.has(id),
     release: (cmd) => source.release(cmd, new IoredisReleasePort(client)),
   }));
+  const sources: WatchedSource[] = [...redisSources, ...redlock.sources];
   let loop: AgentLoop | undefined;
   const link = new DashboardLink({
     dashboardUrl: config.dashboardUrl,
@@ -62,7 +74,11 @@ async function main(): Promise<void> {
       loop ? loop.release(cmd) : Promise.resolve({ outcome: "error", message: "agent starting", plan: [], perNode: [] }),
   });
   loop = new AgentLoop(sources, link, { agentId: config.agentId, pollIntervalMs: config.pollIntervalMs, log });
-  log(`watching ${config.redis.map((r) => r.id).join(", ") || "no Redis"}; streaming to ${config.dashboardUrl}`);
+  const watched = [
+    ...config.redis.map((r) => r.id),
+    ...redlockConfig.groups.map((g) => `Redlock group ${g.name} (${g.nodes.length} nodes)`),
+  ];
+  log(`watching ${watched.join(", ") || "nothing"}; streaming to ${config.dashboardUrl}`);
   loop.start();
 
   const shutdown = (signal: string) => {
@@ -70,6 +86,7 @@ async function main(): Promise<void> {
     loop?.stop();
     link.close();
     for (const { client } of clients) client.disconnect();
+    redlock.close();
     process.exit(0);
   };
   process.on("SIGINT", () => shutdown("SIGINT"));

@@ -4,7 +4,10 @@ import Link from "next/link";
 import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
+import { canRelease, useSession } from "../auth/session-provider";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
+import type { ReleaseResult } from "@/lib/contract/release";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
@@ -29,10 +32,12 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
 
 export function LockDetail({ id }: { id: string }) {
   const { locks, recentEvents } = useLiveLocks();
+  const session = useSession();
   const now = useNow();
   const [history, setHistory] = useState<LockEvent[] | null>(null);
   const [stored, setStored] = useState<Lock | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [releaseResult, setReleaseResult] = useState<ReleaseResult | null>(null);
 
   // Reload the history whenever an event for this lock is pushed.
   const latestForLock = recentEvents.find((e) => e.lockId === id)?.id;
@@ -112,6 +117,21 @@ export function LockDetail({ id }: { id: string }) {
           <p className="text-sm text-slate-400">Not held right now. Its history is below.</p>
         )}
       </section>
+      {releaseResult ? (
+        <p
+          className={`rounded border border-slate-800 px-3 py-2 text-sm ${OUTCOME_CLASS[releaseResult.outcome] ?? "text-amber-300"}`}
+          role="status"
+          data-testid="release-result"
+        >
+          {releaseResult.outcome}: {releaseResult.message}
+          {releaseResult.perNode.length > 1
+            ? ` (${releaseResult.perNode.map((n) => `${n.node}: ${n.outcome}`).join(", ")})`
+            : ""}
+        </p>
+      ) : null}
+      {lock && canRelease(session) ? (
+        <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
+      ) : null}
       {lock && lock.waiters.length > 0 ? (
         <section>
           <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>

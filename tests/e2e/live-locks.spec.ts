@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { Redis } from "ioredis";
 import { loadLua } from "../../agent/sources/redis/lua-scripts";
+import { signIn } from "./sign-in";
 
 const baseUrl = () => process.env.E2E_BASE_URL!;
 let redis: Redis;
@@ -17,8 +18,7 @@ test("a lock set in Redis appears within 2 s counting down, vanishes on release,
 }) => {
   const key = `e2e:lock:checkout-${Date.now()}`;
   const token = "e2e-token-7f3a";
-  await page.goto(baseUrl());
-  await expect(page.getByTestId("connection")).toHaveAttribute("data-state", "live");
+  await signIn(page, "viewer1");
 
   await redis.set(key, token, "PX", 30_000, "NX");
   const row = page.getByTestId("lock-row").filter({ hasText: key });
@@ -61,7 +61,7 @@ test("a lock without TTL is flagged, and a hostile key name renders as text", as
     dialogs++;
     void d.dismiss();
   });
-  await page.goto(baseUrl());
+  await signIn(page, "viewer1");
   const row = page.getByTestId("lock-row").filter({ hasText: key });
   await expect(row).toBeVisible({ timeout: 3000 });
   await expect(row.getByTestId("ttl")).toHaveAttribute("data-ttl", "none");

@@ -1,0 +1,16 @@
+import type { ReactNode } from "react";
+import { SessionProvider } from "@/components/auth/session-provider";
+import { LiveLocksProvider } from "@/components/live/live-locks-provider";
+import { Header } from "@/components/header";
+
+/** Every signed-in page: one session, one live socket, one header. */
+export default function DashboardLayout({ children }: { children: ReactNode }) {
+  return (
+    <SessionProvider>
+      <LiveLocksProvider>
+        <Header />
+        <main className="mx-auto max-w-screen-2xl px-4 py-4">{children}</main>
+      </LiveLocksProvider>
+    </SessionProvider>
+  );
+}

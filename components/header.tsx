@@ -1,0 +1,51 @@
+"use client";
+
+import Link from "next/link";
+import { usePathname, useRouter } from "next/navigation";
+import { canRelease, postJson, useSession } from "./auth/session-provider";
+import { ConnectionIndicator } from "./live/connection-indicator";
+
+const LINKS = [
+  { href: "/", label: "Locks", operatorOnly: false },
+  { href: "/audit", label: "Audit", operatorOnly: true },
+];
+
+export function Header() {
+  const session = useSession();
+  const pathname = usePathname();
+  const router = useRouter();
+  const signOut = async () => {
+    await postJson(session, "/api/auth/logout", {});
+    router.replace("/login");
+  };
+  return (
+    <header className="sticky top-0 z-10 border-b border-slate-800 bg-slate-950/95 backdrop-blur">
+      <div className="mx-auto flex max-w-screen-2xl items-center gap-6 px-4 py-2">
+        <Link href="/" className="font-mono text-lg font-semibold tracking-tight text-slate-100">
+          lock<span className="text-amber-400">scope</span>
+        </Link>
+        <nav className="flex gap-4 text-sm">
+          {LINKS.filter((l) => !l.operatorOnly || canRelease(session)).map((l) => {
+            const active = l.href === "/" ? pathname === "/" || pathname.startsWith("/locks") : pathname.startsWith(l.href);
+            return (
+              <Link key={l.href} href={l.href} className={active ? "text-slate-100" : "text-slate-400 hover:text-slate-100"}>
+                {l.label}
+              </Link>
+            );
+          })}
+        </nav>
+        <div className="ml-auto flex items-center gap-4">
+          <ConnectionIndicator />
+          {session ? (
+            <span className="text-xs text-slate-400" data-testid="signed-in-as">
+              {session.name} <span className="text-slate-500">({session.role})</span>
+              <button type="button" onClick={signOut} className="ml-3 text-slate-400 underline hover:text-slate-100">
+                sign out
+              </button>
+            </span>
+          ) : null}
+        </div>
+      </div>
+    </header>
+  );
+}
