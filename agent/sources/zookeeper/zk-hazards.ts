@@ -107,7 +107,8 @@ export function zkHazards(input: HazardInput): Hazard[] {
     hazards.push({
       code: "stuck-waiter",
       severity: "critical",
-      message: `${names(stuck)} cannot move up: ${escapeText(stuck[0]!.name, 80)} ${first.reason} (for ${duration(first.forMs)}, observed in the server's watch table).`,
+      // No elapsed time in the text: it is part of the lock's fingerprint and would re-send the lock every poll.
+      message: `${names(stuck)} cannot move up: ${escapeText(stuck[0]!.name, 80)} ${first.reason} (observed in the server's watch table).`,
     });
   }
 
@@ -120,7 +121,7 @@ export function zkHazards(input: HazardInput): Hazard[] {
     hazards.push({
       code: "long-wait",
       severity: "warning",
-      message: `${longWaiters.length} waiter${longWaiters.length === 1 ? "" : "s"} queued longer than ${duration(t.longWaitMs)}; the oldest, ${escapeText(oldest.name, 80)}, for ${duration(nowMs - oldest.ctimeMs)}.`,
+      message: `${longWaiters.length} waiter${longWaiters.length === 1 ? "" : "s"} queued longer than ${duration(t.longWaitMs)}; the oldest, ${escapeText(oldest.name, 80)}, since ${new Date(oldest.ctimeMs).toISOString()}.`,
     });
   }
 
@@ -178,7 +179,7 @@ export function herdHazard(shape: LockShape, table: ClientWatchTable | null, min
     if (c.role === "waiter" && c.waitsOnChildren && c.waitsForPath) onChildren.set(c.waitsForPath, (onChildren.get(c.waitsForPath) ?? 0) + 1);
   }
   for (const [dir, n] of onChildren) {
-    // A Curator/kazoo semaphore has one acquirer at a time on the leases' children: not a herd.
+    // Semaphores have one acquirer at a time on their holders' children, so they never reach the threshold.
     if (n >= min) {
       return {
         code: "herd",
