@@ -62,6 +62,7 @@ interface Target {
   parentCzxid: string | null;
   /** Seen empty (or gone) since the last resync: dropped at the next one unless rediscovered. */
   emptySince: number | null;
+  everRead: boolean;
 }
 
 export interface ZookeeperSourceOptions {
@@ -266,7 +267,7 @@ export class ZookeeperSource implements WatchedSource {
       existing.emptySince = null;
       return existing;
     }
-    const t: Target = { path, kind, explicit, dirty: true, cause: "discovered", shape: null, applied: null, cache: new Map(), parentCzxid: null, emptySince: null };
+    const t: Target = { path, kind, explicit, dirty: true, cause: "discovered", shape: null, applied: null, cache: new Map(), parentCzxid: null, emptySince: null, everRead: false };
     this.targets.set(path, t);
     this.indexWatches(t);
     return t;
@@ -347,7 +348,7 @@ export class ZookeeperSource implements WatchedSource {
         continue;
       }
       t.dirty = true;
-      if (t.cause !== "discovered") t.cause = "resync";
+      t.cause = t.everRead ? "resync" : "discovered";
       t.cache.clear();
     }
   }
@@ -459,6 +460,7 @@ export class ZookeeperSource implements WatchedSource {
     const shape = await this.readShape(t, full);
     t.shape = shape;
     t.dirty = false;
+    t.everRead = true;
     if (shape === null) t.emptySince ??= this.now();
     else t.emptySince = null;
   }
