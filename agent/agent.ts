@@ -6,6 +6,8 @@ import type { TrackerOutput } from "./core/tracker";
 /** What the agent loop needs from a watched system (a Redis node, later Redlock groups and ZooKeeper). */
 export interface WatchedSource {
   status(): SourceStatus;
+  /** A composite (a Redis Cluster: one source per master) reports one status per member. */
+  statuses?(): SourceStatus[];
   poll(): Promise<TrackerOutput>;
   locks(): Lock[];
   /** Whether this source reports the lock (the one to ask for a release). */
@@ -44,7 +46,7 @@ export class AgentLoop {
   }
 
   statuses(): SourceStatus[] {
-    return this.sources.map((s) => s.status());
+    return this.sources.flatMap((s) => (s.statuses ? s.statuses() : [s.status()]));
   }
 
   locks(): Lock[] {
@@ -56,19 +58,19 @@ export class AgentLoop {
     const events: LockEvent[] = [];
     const upserts: Lock[] = [];
     const removed: string[] = [];
-    results.forEach((r, i) => {
-      const status = this.sources[i]!.status();
-      const before = this.wasUp.get(status.id);
-      if (before !== status.up) {
-        this.wasUp.set(status.id, status.up);
-        // The first observation of a healthy source is not news; a source that starts down is.
-        if (before !== undefined || !status.up) events.push(this.sourceEvent(status));
-        this.opts.log(`source ${status.id} ${status.up ? "up" : `down: ${status.error ?? "unknown error"}`}`);
-      }
+    results.forEach((r) => {
       events.push(...r.events);
       upserts.push(...r.upserts);
       removed.push(...r.removed);
     });
+    for (const status of this.statuses()) {
+      const before = this.wasUp.get(status.id);
+      if (before === status.up) continue;
+      this.wasUp.set(status.id, status.up);
+      // The first observation of a healthy source is not news; a source that starts down is.
+      if (before !== undefined || !status.up) events.push(this.sourceEvent(status));
+      this.opts.log(`source ${status.id} ${status.up ? "up" : `down: ${status.error ?? "unknown error"}`}`);
+    }
     this.polls++;
     this.sink.publish(events, upserts, removed);
   }

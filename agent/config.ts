@@ -33,6 +33,8 @@ export interface AgentConfig {
   /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
   bufferEvents: number;
   commandTimeoutMs: number;
+  /** Longest an operator expects a lock to be held before it is flagged (held-too-long / zombie-renewal); 0 = off. */
+  maxHoldMs: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
   file: Record<string, unknown> | null;
 }
@@ -107,6 +109,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
     bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),
     commandTimeoutMs: readInt(env, "COMMAND_TIMEOUT_MS", 2000, 50, 60_000),
+    maxHoldMs: readInt(env, "LOCK_MAX_HOLD_MS", 15 * 60_000, 0, 30 * 86_400_000),
     file: readConfigFile(env),
   };
 }

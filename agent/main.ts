@@ -37,6 +37,7 @@ async function main(): Promise<void> {
       visitBudgetPerPoll,
       valuePreviewBytes: config.valuePreviewBytes,
       newId: randomUUID,
+      maxHoldMs: config.maxHoldMs,
     });
     return { client, source };
   });

@@ -1,5 +1,12 @@
 import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
+import {
+  DEFAULT_HISTORY_OPTIONS,
+  historyHazards,
+  RENEWALS_KEPT,
+  type HistoryHazardOptions,
+  type HoldingHistory,
+} from "./history-hazards";
 
 /** A lock as a source observed it, before the tracker adds what needs history (`since`). */
 export type ObservedLock = Omit<Lock, "since">;
@@ -7,6 +14,7 @@ export type ObservedLock = Omit<Lock, "since">;
 interface Tracked {
   lock: Lock;
   observedAtMs: number;
+  history: HoldingHistory;
   /** JSON of the fields that matter to a viewer, to send an upsert only when something really changed. */
   fingerprint: string;
 }
@@ -21,7 +29,11 @@ export interface TrackerOptions {
   agentId: string;
   newId: () => string;
   toleranceMs?: number;
+  history?: HistoryHazardOptions;
 }
+
+/** How many released owners are remembered per source, to spot a token that comes back after its release. */
+const RECENT_RELEASES = 10_000;
 
 function fingerprint(lock: Lock): string {
   const { ttlMs: _t, observedAt: _o, ...rest } = lock;
@@ -34,10 +46,13 @@ function fingerprint(lock: Lock): string {
  */
 export class LockTracker {
   private readonly tracked = new Map<string, Tracked>();
+  private readonly recentReleases = new Map<string, { owner: string | null; atMs: number }>();
   private readonly tolerance: number;
+  private readonly historyOpts: HistoryHazardOptions;
 
   constructor(private readonly opts: TrackerOptions) {
     this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+    this.historyOpts = opts.history ?? DEFAULT_HISTORY_OPTIONS;
   }
 
   get size(): number {
@@ -65,8 +80,14 @@ export class LockTracker {
     for (const { lock: obs, observedAtMs } of present) {
       const prev = this.tracked.get(obs.id);
       if (!prev) {
-        const lock: Lock = { ...obs, since: obs.observedAt };
-        this.store(lock, observedAtMs, out);
+        const history: HoldingHistory = { sinceMs: observedAtMs, renewals: [], maxTtlMs: obs.ttlMs };
+        const released = this.recentReleases.get(obs.id);
+        // Only random tokens count: Redisson's `<uuid>:<threadId>` or a literal "1" legitimately come back.
+        if (released && obs.kind === "string" && (obs.owner?.length ?? 0) >= 16 && released.owner === obs.owner) {
+          history.reappearedAfterRelease = { atMs: observedAtMs };
+        }
+        const lock = this.withHistory({ ...obs, since: obs.observedAt }, history, observedAtMs);
+        this.store(lock, observedAtMs, history, out);
         out.events.push(this.event("acquired", lock, observedAtMs, detail));
         continue;
       }
@@ -77,8 +98,21 @@ export class LockTracker {
         this.tolerance,
       );
       const ownerChanged = c?.type === "owner-changed";
-      const lock: Lock = { ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since };
-      const changed = this.store(lock, observedAtMs, out, prev.fingerprint);
+      const history: HoldingHistory = ownerChanged
+        ? {
+            sinceMs: observedAtMs,
+            renewals: [],
+            maxTtlMs: obs.ttlMs,
+            ...(c.afterExpiry ? { tookOverExpired: { previousOwner: prev.lock.owner, atMs: observedAtMs } } : {}),
+          }
+        : {
+            ...prev.history,
+            renewals: c?.type === "renewed" ? [...prev.history.renewals, observedAtMs].slice(-RENEWALS_KEPT) : prev.history.renewals,
+            maxTtlMs:
+              obs.ttlMs === null || prev.history.maxTtlMs === null ? obs.ttlMs : Math.max(obs.ttlMs, prev.history.maxTtlMs),
+          };
+      const lock = this.withHistory({ ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since }, history, observedAtMs);
+      const changed = this.store(lock, observedAtMs, history, out, prev.fingerprint);
       if (c) {
         const extra: Record<string, string | number | boolean> = { ...detail };
         if (ownerChanged) {
@@ -99,6 +133,7 @@ export class LockTracker {
         this.tolerance,
       );
       this.tracked.delete(id);
+      this.rememberRelease(id, prev.lock.owner, atMs);
       out.removed.push(id);
       const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
       out.events.push(
@@ -111,6 +146,11 @@ export class LockTracker {
     return out;
   }
 
+  /** Stops tracking these ids without events: they turned out to be part of another lock (companion keys). */
+  drop(ids: readonly string[]): void {
+    for (const id of ids) this.tracked.delete(id);
+  }
+
   /** Drops everything without events (the source itself was removed from the configuration). */
   clear(): string[] {
     const ids = [...this.tracked.keys()];
@@ -118,9 +158,31 @@ export class LockTracker {
     return ids;
   }
 
-  private store(lock: Lock, observedAtMs: number, out: TrackerOutput, previousFingerprint?: string): boolean {
+  /** The observed lock with the hazards its history adds (deduplicated by code, the source's own first). */
+  private withHistory(lock: Lock, history: HoldingHistory, nowMs: number): Lock {
+    const extra = historyHazards(history, lock.ttlMs, nowMs, this.historyOpts).filter(
+      (h) => !lock.hazards.some((x) => x.code === h.code),
+    );
+    return extra.length > 0 ? { ...lock, hazards: [...lock.hazards, ...extra] } : lock;
+  }
+
+  private rememberRelease(id: string, owner: string | null, atMs: number): void {
+    this.recentReleases.delete(id);
+    this.recentReleases.set(id, { owner, atMs });
+    if (this.recentReleases.size > RECENT_RELEASES) {
+      this.recentReleases.delete(this.recentReleases.keys().next().value!);
+    }
+  }
+
+  private store(
+    lock: Lock,
+    observedAtMs: number,
+    history: HoldingHistory,
+    out: TrackerOutput,
+    previousFingerprint?: string,
+  ): boolean {
     const fp = fingerprint(lock);
-    this.tracked.set(lock.id, { lock, observedAtMs, fingerprint: fp });
+    this.tracked.set(lock.id, { lock, observedAtMs, history, fingerprint: fp });
     if (fp === previousFingerprint) return false;
     out.upserts.push(lock);
     return true;

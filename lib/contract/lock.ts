@@ -154,4 +154,20 @@ export interface SourceStatus {
   lastScanAt?: string;
   lastScanMs?: number;
   agentId: string;
+  /** Per-node health behind the source: replicas of a master, masters of a cluster, members of a Redlock group. */
+  nodes?: NodeStatus[];
+}
+
+export interface NodeStatus {
+  id: string;
+  /** "master", "replica", "standalone", "redlock-member", ... */
+  role: string;
+  up: boolean;
+  latencyMs?: number;
+  /** Replication offset, and how far a replica is behind its master in bytes. */
+  offset?: number;
+  lagBytes?: number;
+  /** This node's clock minus the agent's, from TIME. */
+  clockOffsetMs?: number;
+  error?: string;
 }

@@ -117,6 +117,21 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
   lastScanAt: isoTime.optional(),
   lastScanMs: z.number().nonnegative().optional(),
   agentId: z.string().max(128),
+  nodes: z
+    .array(
+      z.object({
+        id: text,
+        role: z.string().max(32),
+        up: z.boolean(),
+        latencyMs: z.number().nonnegative().optional(),
+        offset: z.number().optional(),
+        lagBytes: z.number().optional(),
+        clockOffsetMs: z.number().optional(),
+        error: text.optional(),
+      }),
+    )
+    .max(1000)
+    .optional(),
 });
 
 const agentId = z.string().min(1).max(128);

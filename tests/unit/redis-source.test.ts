@@ -31,6 +31,10 @@ class FakeRedis implements RedisLockPort {
     });
   }
 
+  async numsub(channels: string[]) {
+    return channels.flatMap((c) => [c, 0]);
+  }
+
   async runId() {
     this.check();
     return this.runIdValue;

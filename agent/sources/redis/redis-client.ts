@@ -107,6 +107,10 @@ export class IoredisLockPort implements RedisLockPort {
     return out;
   }
 
+  async numsub(channels: string[]) {
+    return this.client.pubsub("NUMSUB", ...channels);
+  }
+
   async runId() {
     const info = await this.client.info("server");
     return parseRunId(info);

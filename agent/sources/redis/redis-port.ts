@@ -31,6 +31,8 @@ export interface RedisLockPort {
   scan(cursor: string, count: number): Promise<{ cursor: string; keys: Buffer[] }>;
   /** Pipelined TYPE + PTTL + a bounded read per key; one round trip for a batch. */
   sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]>;
+  /** PUBSUB NUMSUB: subscribers per channel (Redisson waiters wait on a channel, not in a key). */
+  numsub(channels: string[]): Promise<unknown>;
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */
   runId(): Promise<string>;
 }

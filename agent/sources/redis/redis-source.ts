@@ -2,12 +2,22 @@ import type { SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import { escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
+import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
 import { lockId } from "../../core/lock-id";
 import { compilePatterns } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
 import { MAX_RELEASE_VALUE_BYTES, planRelease, type RedisReleasePort } from "./redis-release";
-import { recognise } from "./recognisers";
+import {
+  companionKeysFor,
+  companionOwner,
+  parsePubsubNumsub,
+  pubsubChannelFor,
+  recognise,
+  withSubscriberHint,
+  type Recognition,
+} from "./recognisers";
+import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
 
 export interface RedisSourceOptions {
@@ -20,10 +30,16 @@ export interface RedisSourceOptions {
   valuePreviewBytes: number;
   newId: () => string;
   now?: () => number;
+  /** Hold limit for history hazards (see history-hazards.ts); default 15 minutes. */
+  maxHoldMs?: number;
 }
 
 /** Keys sampled per pipeline: keeps each reply small and lets other clients' commands interleave. */
 const SAMPLE_BATCH = 250;
+/** Channels per PUBSUB NUMSUB call. */
+const NUMSUB_BATCH = 500;
+/** Rules for locks that have no TTL by design (Redisson semaphores hold a permit count, not a lease). */
+const NO_TTL_BY_DESIGN = new Set([RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS]);
 
 interface KnownKey {
   key: Buffer;
@@ -55,7 +71,11 @@ export class RedisSource {
     private readonly opts: RedisSourceOptions,
   ) {
     this.now = opts.now ?? Date.now;
-    this.tracker = new LockTracker({ agentId: opts.agentId, newId: opts.newId });
+    this.tracker = new LockTracker({
+      agentId: opts.agentId,
+      newId: opts.newId,
+      history: { ...DEFAULT_HISTORY_OPTIONS, ...(opts.maxHoldMs !== undefined ? { maxHoldMs: opts.maxHoldMs } : {}) },
+    });
     // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
     const latin1 = opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1"));
     this.matches = compilePatterns(latin1);
@@ -132,7 +152,7 @@ export class RedisSource {
 
   private async refresh(discovered: KnownKey[], restarted: boolean): Promise<TrackerOutput> {
     const all = [...this.known.values(), ...discovered];
-    const present: Array<{ lock: ObservedLock; observedAtMs: number }> = [];
+    const sampled: Array<{ s: KeySample; text: string; at: number }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
@@ -144,17 +164,48 @@ export class RedisSource {
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
+        const id = lockId("redis", this.opts.sourceId, s.key);
         if (s.pttl === -2 || s.type === "none") {
-          const id = lockId("redis", this.opts.sourceId, s.key);
           this.keysById.delete(id);
           if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
         this.known.set(k, { key: s.key, type: s.type });
-        this.keysById.set(lockId("redis", this.opts.sourceId, s.key), s.key);
-        present.push({ lock: this.observe(s, at), observedAtMs: at });
+        this.keysById.set(id, s.key);
+        sampled.push({ s, text: s.key.toString("utf8"), at });
       });
     }
+
+    // A key that only belongs to another lock (a Redisson fair-lock queue, a read hold's lease) folds into that
+    // lock when the lock itself is present; alone, it is listed (a leftover queue is worth seeing).
+    const related = new Map<string, KeySample>(sampled.map((x) => [x.text, x.s]));
+    const locks: typeof sampled = [];
+    const folded: string[] = [];
+    for (const x of sampled) {
+      const owner = companionOwner(x.text);
+      if (owner !== null && related.has(owner)) folded.push(lockId("redis", this.opts.sourceId, x.s.key));
+      else locks.push(x);
+    }
+    const wanted = new Set<string>();
+    for (const x of locks) for (const c of companionKeysFor(x.text, x.s)) if (!related.has(c)) wanted.add(c);
+    const companions = [...wanted];
+    for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
+      const batch = companions.slice(i, i + SAMPLE_BATCH);
+      const samples = await this.port.sample(batch.map((c) => Buffer.from(c, "utf8")), [], this.opts.valuePreviewBytes);
+      samples.forEach((s, j) => related.set(batch[j]!, s));
+    }
+
+    const recognised = locks.map((x) => ({ x, rec: recognise(x.s, x.at, related) }));
+    const channels = [...new Set(recognised.map(({ x, rec }) => pubsubChannelFor(x.text, rec)).filter((c) => c !== null))];
+    const numsub = new Map<string, number>();
+    for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
+      for (const [k, v] of parsePubsubNumsub(await this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)))) numsub.set(k, v);
+    }
+    const present = recognised.map(({ x, rec }) => ({
+      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at),
+      observedAtMs: x.at,
+    }));
+    this.tracker.drop(folded);
     return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted" } : {});
   }
 
@@ -208,8 +259,12 @@ export class RedisSource {
     }
   }
 
+  /** One key on its own (no companions or subscriber counts): enough to check its owner before a release. */
   private observe(s: KeySample, atMs: number): ObservedLock {
-    const rec = recognise(s, atMs);
+    return this.build(s, recognise(s, atMs), atMs);
+  }
+
+  private build(s: KeySample, rec: Recognition, atMs: number): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
     return {
       id: lockId("redis", this.opts.sourceId, s.key),
@@ -225,7 +280,10 @@ export class RedisSource {
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,
       valuePreview: previewSample(s),
-      hazards: [...staticHazards({ backend: "redis", ttlMs, kind: s.type }), ...(rec.hazards ?? [])],
+      hazards: [
+        ...staticHazards({ backend: "redis", ttlMs, kind: s.type }, { ttlByDesign: NO_TTL_BY_DESIGN.has(rec.rule) }),
+        ...(rec.hazards ?? []),
+      ],
       agentId: this.opts.agentId,
     };
   }
