@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import zookeeper from "node-zookeeper-client";
@@ -186,3 +186,43 @@ export function zkWatchChildren(c: zookeeper.Client, path: string, onEvent: () =
 }
 
 export const CreateMode = zookeeper.CreateMode;
+
+export interface TcpProxy {
+  port: number;
+  /** Stops listening and drops every connection: the client sees its server vanish (refused reconnects). */
+  cut(): Promise<void>;
+  /** Listens again on the same port. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A loopback TCP forwarder, to take one client's network away without touching the server or other clients. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const port = await freePort();
+  const sockets = new Set<Socket>();
+  const server = createServer((inbound) => {
+    const outbound = connect({ host: "127.0.0.1", port: targetPort });
+    sockets.add(inbound);
+    sockets.add(outbound);
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+    const drop = () => {
+      inbound.destroy();
+      outbound.destroy();
+      sockets.delete(inbound);
+      sockets.delete(outbound);
+    };
+    inbound.on("error", drop).on("close", drop);
+    outbound.on("error", drop).on("close", drop);
+  });
+  const listen = () => new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
+  const cut = async () => {
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    });
+  };
+  await listen();
+  return { port, cut, restore: listen, close: () => (server.listening ? cut() : Promise.resolve()) };
+}
