@@ -79,6 +79,11 @@ export class LockTracker {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
     for (const { lock: obs, observedAtMs } of present) {
       const prev = this.tracked.get(obs.id);
+      // Two paths (poll and notification) read the same keys: an observation older than one already applied, or
+      // than the key's confirmed deletion, is stale and must not resurrect or rewind the lock.
+      if (prev && observedAtMs < prev.observedAtMs) continue;
+      const goneAt = this.recentReleases.get(obs.id)?.atMs;
+      if (!prev && goneAt !== undefined && observedAtMs < goneAt) continue;
       if (!prev) {
         const history: HoldingHistory = { sinceMs: observedAtMs, renewals: [], maxTtlMs: obs.ttlMs };
         const released = this.recentReleases.get(obs.id);
@@ -125,7 +130,7 @@ export class LockTracker {
     }
     for (const { id, atMs } of gone) {
       const prev = this.tracked.get(id);
-      if (!prev) continue;
+      if (!prev || atMs < prev.observedAtMs) continue;
       const c = classifyChange(
         { owner: prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
         null,

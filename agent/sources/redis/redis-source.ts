@@ -107,7 +107,7 @@ export class RedisSource {
     try {
       const restarted = await this.checkRunId();
       const discovered = await this.discover();
-      const out = await this.refresh(discovered, restarted);
+      const out = await this.refresh([...this.known.values(), ...discovered], restarted, "poll");
       this.up = true;
       this.error = undefined;
       return out;
@@ -150,8 +150,29 @@ export class RedisSource {
     return found;
   }
 
-  private async refresh(discovered: KnownKey[], restarted: boolean): Promise<TrackerOutput> {
-    const all = [...this.known.values(), ...discovered];
+  /**
+   * Keyspace notifications: re-reads just these keys now instead of waiting for the next poll. A companion key
+   * refreshes the lock it belongs to; keys that match no lock pattern are ignored. Polling stays the source of
+   * truth (notifications are fire-and-forget and `expired` fires late); events carry which path saw them.
+   */
+  async refreshNotified(keys: readonly Buffer[]): Promise<TrackerOutput> {
+    const wanted = new Map<string, KnownKey>();
+    for (const key of keys) {
+      const text = key.toString("utf8");
+      const owner = companionOwner(text);
+      const target = owner !== null ? Buffer.from(owner, "utf8") : key;
+      const k = target.toString("latin1");
+      if (this.known.has(k) || this.matches(k)) wanted.set(k, this.known.get(k) ?? { key: target, type: "" });
+    }
+    if (wanted.size === 0) return { events: [], upserts: [], removed: [] };
+    try {
+      return await this.refresh([...wanted.values()], false, "notification");
+    } catch {
+      return { events: [], upserts: [], removed: [] }; // the next poll reads them anyway
+    }
+  }
+
+  private async refresh(all: KnownKey[], restarted: boolean, observedBy: "poll" | "notification"): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
@@ -206,7 +227,7 @@ export class RedisSource {
       observedAtMs: x.at,
     }));
     this.tracker.drop(folded);
-    return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted" } : {});
+    return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted", observedBy } : { observedBy });
   }
 
   /**
