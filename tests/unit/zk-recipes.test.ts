@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  confirmCuratorSemaphore,
   dominantRecipe,
   looksLikeIpAddress,
   looksLikeSimpleLockName,
@@ -122,8 +123,8 @@ describe("recogniseParent", () => {
   it.each([
     { name: "no children", parent: "p", children: [], siblings: [], want: "none" },
     { name: "seeds queue", parent: "ParentLock", children: ["Lock0000000001", "Lock0000000000"], siblings: [], want: "queue" },
-    { name: "curator semaphore", parent: "sem", children: ["leases", "locks"], siblings: [], want: "curator-semaphore-v2" },
-    { name: "curator semaphore, locks only", parent: "sem", children: ["locks"], siblings: [], want: "curator-semaphore-v2" },
+    { name: "curator semaphore (to be confirmed)", parent: "sem", children: ["leases", "locks"], siblings: [], want: "curator-semaphore-v2-candidate" },
+    { name: "a lone 'locks' directory (to be confirmed)", parent: "", children: ["locks"], siblings: [], want: "curator-semaphore-v2-candidate" },
     { name: "kazoo semaphore", parent: "pool", children: [HEX], siblings: ["pool", "pool-__lock__"], want: "kazoo-semaphore" },
     { name: "hex names without the queue sibling", parent: "pool", children: [HEX], siblings: ["pool"], want: "none" },
     { name: "mostly non-sequential", parent: "conf", children: ["a", "b", "c", "Lock0000000001"], siblings: [], want: "none" },
@@ -136,6 +137,19 @@ describe("recogniseParent", () => {
     expect(dominantRecipe([{ recipe: "generic-sequential" }, { recipe: "curator-mutex" }])).toBe("curator-mutex");
     expect(dominantRecipe([{ recipe: "generic-sequential" }, { recipe: "generic-sequential" }, { recipe: "curator-mutex" }])).toBe("generic-sequential");
     expect(dominantRecipe([])).toBeNull();
+  });
+});
+
+describe("confirmCuratorSemaphore", () => {
+  const lease = "_c_3f2a9c4e-1b2d-4c3e-9f8a-0123456789ab-lease-0000000001";
+  it.each([
+    { name: "leases and locks both present", children: ["leases", "locks"], leases: [], want: true },
+    { name: "leases holding a Curator lease", children: ["leases"], leases: [lease], want: true },
+    { name: "only 'locks': the usual /locks directory, or a mutex at <app>/locks", children: ["locks"], leases: null, want: false },
+    { name: "leases holding something else", children: ["leases"], leases: ["lease-0000000001"], want: false },
+    { name: "other children too", children: ["leases", "locks", "x"], leases: [lease], want: false },
+  ])("$name -> $want", ({ children, leases, want }) => {
+    expect(confirmCuratorSemaphore(children, leases)).toBe(want);
   });
 });
 

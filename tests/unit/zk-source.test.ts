@@ -340,6 +340,44 @@ describe("ZookeeperSource over a fake port", () => {
     expect(source.locks()[0]!.zookeeper!.watchesObserved).toBe(true);
   });
 
+  it("a new lock parent next to known ones is found through the directory's watch, before any resync", async () => {
+    const { zk, source, changes } = setup({ lockPaths: ["/locks"] });
+    zk.create(`/locks/a/lock-${seq(0)}`, { owner: "0x1", data: "lock" });
+    await source.poll();
+    expect(source.locks().map((l) => l.resource)).toEqual(["/locks/a"]);
+    zk.create(`/locks/b/lock-${seq(0)}`, { owner: "0x2", data: "lock" });
+    expect(changes).toHaveLength(1);
+    const out = await source.poll();
+    expect(out.events.map((e) => [e.type, e.resource])).toEqual([["acquired", "/locks/b"]]);
+    expect(source.locks().find((l) => l.resource === "/locks/b")!.library).toBe("zk-lock");
+  });
+
+  it("explicit lock parents never make the agent watch above them", async () => {
+    const { zk, source } = setup({ lockPaths: ["/app/ParentLock"] });
+    zk.create(`/app/ParentLock/Lock${seq(0)}`, { owner: "0x1" });
+    zk.create(`/app/other/Lock${seq(0)}`, { owner: "0x2" });
+    await source.poll();
+    expect(zk.watchedDirs()).toEqual(["/app/ParentLock"]);
+    expect(source.locks().map((l) => l.resource)).toEqual(["/app/ParentLock"]);
+  });
+
+  it("empty lock parents piling up: on the live locks beside them and at source level", async () => {
+    const { zk, source } = setup({ thresholds: { emptyParentsMin: 100 } });
+    for (let i = 0; i < 120; i++) zk.create(`/locks/key-${i}`);
+    zk.create(`/locks/live/lock-${seq(0)}`, { owner: "0x1", data: "lock" });
+    await source.poll();
+    expect(source.locks()[0]!.hazards.map((h) => h.code)).toEqual(["empty-lock-parents"]);
+    expect(source.sourceHazards()).toEqual([expect.objectContaining({ code: "empty-lock-parents", message: expect.stringContaining("120 empty lock parents under /locks") })]);
+  });
+
+  it("a directory named 'locks' is not a Curator semaphore: a mutex at <app>/locks is found as a mutex", async () => {
+    const { zk, source } = setup();
+    const uuid = "3f2a9c4e-1b2d-4c3e-9f8a-0123456789ab";
+    zk.create(`/app/locks/_c_${uuid}-lock-${seq(0)}`, { owner: "0x1", data: "10.0.0.1" });
+    await source.poll();
+    expect(source.locks().map((l) => [l.resource, l.zookeeper!.recipe])).toEqual([["/app/locks", "curator-mutex"]]);
+  });
+
   it("polls asked for concurrently run one after the other, each event reported once", async () => {
     const { zk, source } = setup({ lockPaths: ["/p"] });
     zk.create(`/p/Lock${seq(0)}`, { owner: "0x1" });

@@ -262,7 +262,8 @@ export function parseKazooMaxLeases(data: Buffer | null): number | null {
 /** What a node is, judged from its children's names (phase one of discovery: no data read yet). */
 export type ParentShape =
   | { shape: "queue"; recipe: RecipeId; rule: string; sequential: number; total: number }
-  | { shape: "curator-semaphore-v2"; rule: string }
+  /** Children named only `leases`/`locks`: confirm with confirmCuratorSemaphore before believing it. */
+  | { shape: "curator-semaphore-v2-candidate"; rule: string }
   | { shape: "kazoo-semaphore"; rule: string }
   | { shape: "none" };
 
@@ -278,7 +279,7 @@ export function recogniseParent(
 ): ParentShape {
   if (children.length === 0) return { shape: "none" };
   if (children.every((c) => c === "leases" || c === "locks")) {
-    return { shape: "curator-semaphore-v2", rule: "curator semaphore v2: children 'leases' and 'locks'" };
+    return { shape: "curator-semaphore-v2-candidate", rule: "curator semaphore v2: children 'leases' and 'locks'" };
   }
   if (siblings.includes(`${name}${KAZOO_SEMAPHORE_QUEUE_SUFFIX}`) && children.every(isKazooSemaphoreHolderName)) {
     return { shape: "kazoo-semaphore", rule: "kazoo semaphore: <32hex> children and a sibling <path>-__lock__" };
@@ -294,6 +295,17 @@ export function recogniseParent(
   const recipe = dominantRecipe(recognised)!;
   const rule = recognised.find((r) => r.recipe === recipe)!.rule;
   return { shape: "queue", recipe, rule, sequential: recognised.length, total: children.length };
+}
+
+/**
+ * A directory holding only `locks` is everywhere (`/locks/...` is the usual home of every lock library), and a Curator
+ * mutex at `<app>/locks` looks the same from above. It is a Curator semaphore v2 only when its `leases` directory
+ * holds a lease, or when both `leases` and `locks` are there.
+ */
+export function confirmCuratorSemaphore(children: readonly string[], leases: readonly string[] | null): boolean {
+  if (!children.every((c) => c === "leases" || c === "locks")) return false;
+  if (children.includes("leases") && children.includes("locks")) return true;
+  return (leases ?? []).some((n) => recogniseChild(n)?.recipe === "curator-semaphore-v2");
 }
 
 /** Single-node locks (`/product-lock-42`, EPHEMERAL, not sequential) are found by name: ephemeral nodes abound. */

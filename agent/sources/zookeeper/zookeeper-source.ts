@@ -32,6 +32,7 @@ import {
   type NodeSample,
 } from "./queue";
 import {
+  confirmCuratorSemaphore,
   isKazooSemaphoreHolderName,
   KAZOO_SEMAPHORE_QUEUE_SUFFIX,
   looksLikeSimpleLockName,
@@ -341,6 +342,8 @@ export class ZookeeperSource implements WatchedSource {
   private async resync(nowMs: number): Promise<void> {
     const discovered = await this.discover(this.opts.lockPaths.length > 0 ? this.opts.lockPaths : ["/"]);
     for (const [path, kind] of discovered) this.addTarget(path, kind, false);
+    // Watches may have died with a session: re-arm every container's as well.
+    for (const c of this.containers.values()) c.dirty = true;
     for (const t of [...this.targets.values()]) {
       // Gone or empty since the last resync and not found again: stop watching it (its release was already seen).
       if (!t.explicit && !discovered.has(t.path) && t.emptySince !== null && t.emptySince < nowMs) {
@@ -396,12 +399,14 @@ export class ZookeeperSource implements WatchedSource {
     for (const dir of [...this.emptyByDir.keys()]) {
       if (![...found.keys()].some((p) => dirname(p) === dir) && !/lock/i.test(dir)) this.emptyByDir.delete(dir);
     }
-    if (this.opts.lockPaths.length === 0) {
-      for (const [dir, children] of containerChildren) {
-        const c = this.containers.get(dir);
-        if (c) c.children = children;
-        else this.containers.set(dir, { dirty: true, children });
-      }
+    // Watch the directories holding lock parents for newcomers, but never outside the configured roots: a watch on
+    // the parent of an explicit lock path would discover locks nobody asked for.
+    const inRoots = (dir: string) => roots.some((r) => r === "/" || dir === r || dir.startsWith(`${r}/`));
+    for (const [dir, children] of containerChildren) {
+      if (!inRoots(dir)) continue;
+      const c = this.containers.get(dir);
+      if (c) c.children = children;
+      else this.containers.set(dir, { dirty: true, children });
     }
     if (truncated && !this.discoveryTruncatedLogged) {
       this.discoveryTruncatedLogged = true;
@@ -418,7 +423,7 @@ export class ZookeeperSource implements WatchedSource {
     if (stat.ephemeralOwner !== ZERO_SESSION) return looksLikeSimpleLockName(name) ? [path, "simple"] : null;
     if (children.length === 0) return "empty";
     const shape = recogniseParent(name, children, siblings);
-    if (shape.shape === "curator-semaphore-v2") return [path, "curator-semaphore-v2"];
+    if (shape.shape === "curator-semaphore-v2-candidate") return (await this.isCuratorSemaphore(path, children)) ? [path, "curator-semaphore-v2"] : null;
     if (shape.shape === "kazoo-semaphore") return [path, "kazoo-semaphore"];
     if (shape.shape !== "queue") return null;
     if (name.endsWith(KAZOO_SEMAPHORE_QUEUE_SUFFIX)) {
@@ -432,6 +437,12 @@ export class ZookeeperSource implements WatchedSource {
       if (!stats.some((s) => s !== null && s.ephemeralOwner !== ZERO_SESSION)) return null;
     }
     return [path, "queue"];
+  }
+
+  private async isCuratorSemaphore(path: string, children: readonly string[]): Promise<boolean> {
+    if (!children.every((c) => c === "leases" || c === "locks")) return false;
+    const leases = children.includes("leases") ? await this.port.getChildren(joinPath(path, "leases"), false) : null;
+    return confirmCuratorSemaphore(children, leases?.children ?? null);
   }
 
   /** New children of a directory holding lock parents may be new locks: look at them without a full resync. */
@@ -484,7 +495,8 @@ export class ZookeeperSource implements WatchedSource {
     }
     const children = res.children;
     let kind: TargetKind = t.kind;
-    if (children.length > 0 && children.every((c) => c === "leases" || c === "locks")) kind = "curator-semaphore-v2";
+    if (t.kind === "curator-semaphore-v2" || (t.explicit && children.length > 0 && (await this.isCuratorSemaphore(t.path, children))))
+      kind = "curator-semaphore-v2";
     else if (
       t.kind === "kazoo-semaphore" ||
       (t.explicit && children.every(isKazooSemaphoreHolderName) && (await this.port.exists(`${t.path}${KAZOO_SEMAPHORE_QUEUE_SUFFIX}`, false)) !== null)
