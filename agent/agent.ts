@@ -75,19 +75,37 @@ export class AgentLoop {
     this.sink.publish(events, upserts, removed);
   }
 
-  /** Runs a force-release on the source that reports the lock, and publishes what it changed. */
-  async release(cmd: ReleaseCommand): Promise<ReleaseResult> {
-    const source = this.sources.find((s) => (s.has ? s.has(cmd.lockId) : s.locks().some((l) => l.id === cmd.lockId)));
-    if (!source) return { outcome: "nothing-to-do", message: "no source of this agent reports the lock now", plan: [], perNode: [] };
-    if (!source.release) {
-      return { outcome: "refused", message: `${source.status().kind} locks cannot be released by this agent`, plan: [], perNode: [] };
-    }
-    this.opts.log(`${cmd.dryRun ? "dry-run " : ""}force-release of ${cmd.lockId} by ${cmd.actor}: ${cmd.reason.slice(0, 200)}`);
-    const { result, output } = await source.release(cmd);
-    this.opts.log(`force-release of ${cmd.lockId}: ${result.outcome} (${result.message})`);
+  /** Publishes changes a source saw outside the poll cycle (keyspace notifications). */
+  push(output: TrackerOutput): void {
     if (output.events.length || output.upserts.length || output.removed.length) {
       this.sink.publish(output.events, output.upserts, output.removed);
     }
+  }
+
+  /** Runs a force-release on the source that reports the lock, and publishes what it changed. */
+  async release(cmd: ReleaseCommand): Promise<ReleaseResult> {
+    const source = this.sources.find((s) => (s.has ? s.has(cmd.lockId) : s.locks().some((l) => l.id === cmd.lockId)));
+    if (!source)
+      return {
+        outcome: "nothing-to-do",
+        message: "no source of this agent reports the lock now",
+        plan: [],
+        perNode: [],
+      };
+    if (!source.release) {
+      return {
+        outcome: "refused",
+        message: `${source.status().kind} locks cannot be released by this agent`,
+        plan: [],
+        perNode: [],
+      };
+    }
+    this.opts.log(
+      `${cmd.dryRun ? "dry-run " : ""}force-release of ${cmd.lockId} by ${cmd.actor}: ${cmd.reason.slice(0, 200)}`,
+    );
+    const { result, output } = await source.release(cmd);
+    this.opts.log(`force-release of ${cmd.lockId}: ${result.outcome} (${result.message})`);
+    this.push(output);
     return result;
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { ConfigError, readHttpUrl, readInt, readList, readString, type Env } from "../lib/config/env";
+import { ConfigError, readEnum, readHttpUrl, readInt, readList, readString, type Env } from "../lib/config/env";
 
 /** Lock keys are found by these SCAN MATCH globs (case variants folded into character classes). */
 export const DEFAULT_LOCK_PATTERNS = [
@@ -14,6 +14,8 @@ export const DEFAULT_LOCK_PATTERNS = [
 export interface RedisTarget {
   /** The URL with any password removed: what the dashboard shows as the source. */
   id: string;
+  /** The database number (for keyspace notification channels). */
+  db: number;
   /** The URL to connect with (may carry credentials; never sent to the dashboard). */
   url: string;
 }
@@ -33,6 +35,8 @@ export interface AgentConfig {
   /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
   bufferEvents: number;
   commandTimeoutMs: number;
+  /** Keyspace notifications: off, use (subscribe if the server publishes them), enable (turn them on: opt-in). */
+  keyspaceNotifications: "off" | "use" | "enable";
   /** Longest an operator expects a lock to be held before it is flagged (held-too-long / zombie-renewal); 0 = off. */
   maxHoldMs: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
@@ -47,13 +51,19 @@ export function readConfigFile(env: Env): Record<string, unknown> | null {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new ConfigError("LOCKSCOPE_CONFIG", `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new ConfigError(
+      "LOCKSCOPE_CONFIG",
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError("LOCKSCOPE_CONFIG", `${path} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ConfigError(
+      "LOCKSCOPE_CONFIG",
+      `${path} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError("LOCKSCOPE_CONFIG", `${path} must hold a JSON object`);
@@ -75,7 +85,7 @@ export function parseRedisTarget(variable: string, raw: string): RedisTarget {
   const db = url.pathname.replace(/^\//, "") || "0";
   if (!/^\d{1,3}$/.test(db)) throw new ConfigError(variable, `database must be a number, got ${JSON.stringify(db)}`);
   const port = url.port || "6379";
-  return { id: `${url.protocol}//${url.hostname}:${port}/${db}`, url: raw };
+  return { id: `${url.protocol}//${url.hostname}:${port}/${db}`, url: raw, db: Number(db) };
 }
 
 export function loadAgentConfig(env: Env = process.env): AgentConfig {
@@ -109,6 +119,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
     bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),
     commandTimeoutMs: readInt(env, "COMMAND_TIMEOUT_MS", 2000, 50, 60_000),
+    keyspaceNotifications: readEnum(env, "KEYSPACE_NOTIFICATIONS", ["off", "use", "enable"] as const, "use"),
     maxHoldMs: readInt(env, "LOCK_MAX_HOLD_MS", 15 * 60_000, 0, 30 * 86_400_000),
     file: readConfigFile(env),
   };

@@ -8,6 +8,8 @@ import { AgentLoop, type WatchedSource } from "./agent";
 import { loadAgentConfig } from "./config";
 import { connectRedis, IoredisLockPort, IoredisReleasePort } from "./sources/redis/redis-client";
 import { RedisSource } from "./sources/redis/redis-source";
+import { subscribeKeyspace } from "./sources/redis/keyspace-notifications";
+import { NotificationBatcher } from "./sources/redis/notification-batcher";
 import { loadRedlockConfig } from "./sources/redlock/redlock-config";
 import { createRedlockSources } from "./sources/redlock/redlock-factory";
 import { DashboardLink } from "./transport/dashboard-link";
@@ -23,13 +25,13 @@ async function main(): Promise<void> {
   const redlockConfig = loadOrExit("lockscope agent", () => loadRedlockConfig(process.env, config.file));
   const visitBudgetPerPoll = Math.round((config.maxKeyVisitsPerSec * config.pollIntervalMs) / 1000);
   const clients = config.redis.map((target) => {
-    let source: RedisSource | undefined;
+    const ref: { source?: RedisSource } = {};
     const client = connectRedis({
       url: target.url,
       commandTimeoutMs: config.commandTimeoutMs,
-      onStatus: (up, error) => source?.setConnection(up, error),
+      onStatus: (up, error) => ref.source?.setConnection(up, error),
     });
-    source = new RedisSource(new IoredisLockPort(client), {
+    const source = (ref.source = new RedisSource(new IoredisLockPort(client), {
       sourceId: target.id,
       agentId: config.agentId,
       lockPatterns: config.lockPatterns,
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
       valuePreviewBytes: config.valuePreviewBytes,
       newId: randomUUID,
       maxHoldMs: config.maxHoldMs,
-    });
+    }));
     return { client, source };
   });
   // Wait for the first connection attempt so a slow handshake is not reported as an outage; a failure is reported
@@ -52,6 +54,23 @@ async function main(): Promise<void> {
     commandTimeoutMs: config.commandTimeoutMs,
   });
   await redlock.ready;
+  // Keyspace notifications make changes visible in milliseconds; the poll stays the source of truth.
+  const subscriptions = await Promise.all(
+    clients.map(async ({ source }, i) => {
+      const target = config.redis[i]!;
+      const batcher = new NotificationBatcher(async (keys) => agent.loop?.push(await source.refreshNotified(keys)));
+      const sub = await subscribeKeyspace({
+        url: target.url,
+        db: target.db,
+        patterns: config.lockPatterns,
+        mode: config.keyspaceNotifications,
+        onKey: (key) => batcher.add(key),
+        log,
+      });
+      if (sub) log(`${target.id}: keyspace notifications ${sub.state}`);
+      return { sub, batcher };
+    }),
+  );
   const redisSources: WatchedSource[] = clients.map(({ client, source }) => ({
     status: () => source.status(),
     poll: () => source.poll(),
@@ -60,7 +79,8 @@ async function main(): Promise<void> {
     release: (cmd) => source.release(cmd, new IoredisReleasePort(client)),
   }));
   const sources: WatchedSource[] = [...redisSources, ...redlock.sources];
-  let loop: AgentLoop | undefined;
+  // The link and the loop refer to each other: the link asks the loop for state, the loop publishes to the link.
+  const agent: { loop?: AgentLoop } = {};
   const link = new DashboardLink({
     dashboardUrl: config.dashboardUrl,
     agentToken: config.agentToken,
@@ -68,13 +88,19 @@ async function main(): Promise<void> {
     agentName: config.agentName,
     version: VERSION,
     bufferEvents: config.bufferEvents,
-    sources: () => loop?.statuses() ?? [],
-    locks: () => loop?.locks() ?? [],
+    sources: () => agent.loop?.statuses() ?? [],
+    locks: () => agent.loop?.locks() ?? [],
     log,
     release: (cmd) =>
-      loop ? loop.release(cmd) : Promise.resolve({ outcome: "error", message: "agent starting", plan: [], perNode: [] }),
+      agent.loop
+        ? agent.loop.release(cmd)
+        : Promise.resolve({ outcome: "error", message: "agent starting", plan: [], perNode: [] }),
   });
-  loop = new AgentLoop(sources, link, { agentId: config.agentId, pollIntervalMs: config.pollIntervalMs, log });
+  const loop = (agent.loop = new AgentLoop(sources, link, {
+    agentId: config.agentId,
+    pollIntervalMs: config.pollIntervalMs,
+    log,
+  }));
   const watched = [
     ...config.redis.map((r) => r.id),
     ...redlockConfig.groups.map((g) => `Redlock group ${g.name} (${g.nodes.length} nodes)`),
@@ -84,10 +110,14 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     log(`${signal}: stopping (${link.pendingEvents} events not yet acknowledged)`);
-    loop?.stop();
+    loop.stop();
     link.close();
     for (const { client } of clients) client.disconnect();
     redlock.close();
+    for (const { sub, batcher } of subscriptions) {
+      sub?.close();
+      batcher.close();
+    }
     process.exit(0);
   };
   process.on("SIGINT", () => shutdown("SIGINT"));

@@ -51,6 +51,13 @@ export function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected true or false, got ${JSON.stringify(v.slice(0, 20))}`);
 }
 
+export function readEnum<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const v = raw(env, name);
+  if (v === undefined || v === "") return fallback;
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  throw new ConfigError(name, `expected one of ${allowed.join(", ")}, got ${JSON.stringify(v.slice(0, 20))}`);
+}
+
 export function readHttpUrl(env: Env, name: string, fallback: string): string {
   const v = readString(env, name, fallback);
   let url: URL;

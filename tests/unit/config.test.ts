@@ -18,7 +18,7 @@ function configError(fn: () => unknown): ConfigError {
 describe("agent configuration", () => {
   it("uses the contract's defaults", () => {
     const c = loadAgentConfig(base);
-    expect(c.redis).toEqual([{ id: "redis://127.0.0.1:6379/0", url: "redis://127.0.0.1:6379" }]);
+    expect(c.redis).toEqual([{ id: "redis://127.0.0.1:6379/0", url: "redis://127.0.0.1:6379", db: 0 }]);
     expect(c.lockPatterns).toEqual(DEFAULT_LOCK_PATTERNS);
     expect(c.pollIntervalMs).toBe(1000);
     expect(c.dashboardUrl).toBe("http://127.0.0.1:3000");
