@@ -43,7 +43,12 @@ function minutes(ms: number): string {
  * - held-too-long: held past the configured limit; held-past-lease: held far longer than the lease it asked for;
  * - expired-while-held: this holder took over a lock whose previous lease ran out while that holder was working.
  */
-export function historyHazards(h: HoldingHistory, ttlMs: number | null, nowMs: number, opts: HistoryHazardOptions): Hazard[] {
+export function historyHazards(
+  h: HoldingHistory,
+  ttlMs: number | null,
+  nowMs: number,
+  opts: HistoryHazardOptions,
+): Hazard[] {
   const out: Hazard[] = [];
   const heldMs = nowMs - h.sinceMs;
   const renewing = h.renewals.length >= 2;
@@ -86,7 +91,8 @@ export function historyHazards(h: HoldingHistory, ttlMs: number | null, nowMs: n
     out.push({
       code: "zombie-renewal",
       severity: "critical",
-      message: "This owner's token came back after the lock was released: a renewal or retry re-created a lock its holder had given up.",
+      message:
+        "This owner's token came back after the lock was released: a renewal or retry re-created a lock its holder had given up.",
     });
   }
   if (h.tookOverExpired && nowMs - h.tookOverExpired.atMs < opts.rememberMs) {

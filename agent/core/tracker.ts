@@ -112,11 +112,20 @@ export class LockTracker {
           }
         : {
             ...prev.history,
-            renewals: c?.type === "renewed" ? [...prev.history.renewals, observedAtMs].slice(-RENEWALS_KEPT) : prev.history.renewals,
+            renewals:
+              c?.type === "renewed"
+                ? [...prev.history.renewals, observedAtMs].slice(-RENEWALS_KEPT)
+                : prev.history.renewals,
             maxTtlMs:
-              obs.ttlMs === null || prev.history.maxTtlMs === null ? obs.ttlMs : Math.max(obs.ttlMs, prev.history.maxTtlMs),
+              obs.ttlMs === null || prev.history.maxTtlMs === null
+                ? obs.ttlMs
+                : Math.max(obs.ttlMs, prev.history.maxTtlMs),
           };
-      const lock = this.withHistory({ ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since }, history, observedAtMs);
+      const lock = this.withHistory(
+        { ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since },
+        history,
+        observedAtMs,
+      );
       const changed = this.store(lock, observedAtMs, history, out, prev.fingerprint);
       if (c) {
         const extra: Record<string, string | number | boolean> = { ...detail };

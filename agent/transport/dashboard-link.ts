@@ -67,7 +67,12 @@ export class DashboardLink {
         .release(cmd)
         .then(reply)
         .catch((err: unknown) =>
-          reply({ outcome: "error", message: `agent error: ${err instanceof Error ? err.message : String(err)}`, plan: [], perNode: [] }),
+          reply({
+            outcome: "error",
+            message: `agent error: ${err instanceof Error ? err.message : String(err)}`,
+            plan: [],
+            perNode: [],
+          }),
         );
     });
     this.socket.on("connect_error", (err) => {

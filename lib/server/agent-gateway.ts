@@ -28,7 +28,12 @@ export class AgentGateway {
     try {
       return await socket.timeout(timeoutMs).emitWithAck("release:execute", command);
     } catch {
-      return { outcome: "error", message: `agent ${agentId} did not answer within ${timeoutMs} ms`, plan: [], perNode: [] };
+      return {
+        outcome: "error",
+        message: `agent ${agentId} did not answer within ${timeoutMs} ms`,
+        plan: [],
+        perNode: [],
+      };
     }
   }
 }

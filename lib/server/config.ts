@@ -42,7 +42,8 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     throw new ConfigError("HOST", `${host} would expose the dashboard, but no USERS or API_TOKENS are configured`);
   }
   const sessionSecret = readString(env, "SESSION_SECRET", "");
-  if (sessionSecret && sessionSecret.length < 32) throw new ConfigError("SESSION_SECRET", "must be at least 32 characters");
+  if (sessionSecret && sessionSecret.length < 32)
+    throw new ConfigError("SESSION_SECRET", "must be at least 32 characters");
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     host,

@@ -47,7 +47,7 @@ describe("keyspace notifications", () => {
   it("turn on the server's notifications only when asked to (KEYSPACE_NOTIFICATIONS=enable)", async () => {
     redis = await startRedis();
     const c = redis.client();
-    expect((await c.config("GET", "notify-keyspace-events"))[1]).toBe("");
+    expect(((await c.config("GET", "notify-keyspace-events")) as string[])[1]).toBe("");
     dashboard = await startDashboard();
     agent = startAgent(dashboard.url, {
       REDIS_URLS: redis.url,
@@ -57,7 +57,7 @@ describe("keyspace notifications", () => {
     await waitFor("agent subscribed and past its first poll", () =>
       /keyspace notifications subscribed[\s\S]*source redis:\S+ up/.test(agent!.output()),
     );
-    const flags = (await c.config("GET", "notify-keyspace-events"))[1] as string;
+    const flags = ((await c.config("GET", "notify-keyspace-events")) as string[])[1]!;
     for (const f of "Kg$hzlxe") expect(flags).toContain(f);
     await c.set("kn:lock:enabled", "tok-2", "PX", 30_000);
     await waitFor("acquired via notification", async () => (await events("kn:lock:enabled")).length === 1, {
@@ -71,7 +71,7 @@ describe("keyspace notifications", () => {
     dashboard = await startDashboard();
     agent = startAgent(dashboard.url, { REDIS_URLS: redis.url, POLL_INTERVAL_MS: "300" });
     await waitFor("agent subscribed", () => /polling only until it does/.test(agent!.output()));
-    expect((await c.config("GET", "notify-keyspace-events"))[1]).toBe("");
+    expect(((await c.config("GET", "notify-keyspace-events")) as string[])[1]).toBe("");
     await c.set("kn:lock:polled", "tok-3", "PX", 30_000);
     await waitFor("acquired by poll", async () => (await events("kn:lock:polled")).length === 1);
     expect((await events("kn:lock:polled"))[0]!.detail).toMatchObject({ observedBy: "poll" });

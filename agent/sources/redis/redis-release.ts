@@ -36,9 +36,13 @@ export function planRelease(
   cmd: ReleaseCommand,
   source: string,
 ): ReleasePlan {
-  if (sample.pttl === -2 || sample.type === "none") return refuse("nothing-to-do", "the key is gone: nothing to release");
+  if (sample.pttl === -2 || sample.type === "none")
+    return refuse("nothing-to-do", "the key is gone: nothing to release");
   if (owner !== cmd.expectedOwner) {
-    return refuse("refused-owner-changed", `the owner is now ${owner ?? "unknown"}, not the one you saw: nothing deleted`);
+    return refuse(
+      "refused-owner-changed",
+      `the owner is now ${owner ?? "unknown"}, not the one you saw: nothing deleted`,
+    );
   }
   const resource = escapeBytes(sample.key, 200);
   if (sample.type === "string") {

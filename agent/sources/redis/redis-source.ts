@@ -172,7 +172,11 @@ export class RedisSource {
     }
   }
 
-  private async refresh(all: KnownKey[], restarted: boolean, observedBy: "poll" | "notification"): Promise<TrackerOutput> {
+  private async refresh(
+    all: KnownKey[],
+    restarted: boolean,
+    observedBy: "poll" | "notification",
+  ): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
@@ -212,15 +216,22 @@ export class RedisSource {
     const companions = [...wanted];
     for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
       const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.port.sample(batch.map((c) => Buffer.from(c, "utf8")), [], this.opts.valuePreviewBytes);
+      const samples = await this.port.sample(
+        batch.map((c) => Buffer.from(c, "utf8")),
+        [],
+        this.opts.valuePreviewBytes,
+      );
       samples.forEach((s, j) => related.set(batch[j]!, s));
     }
 
     const recognised = locks.map((x) => ({ x, rec: recognise(x.s, x.at, related) }));
-    const channels = [...new Set(recognised.map(({ x, rec }) => pubsubChannelFor(x.text, rec)).filter((c) => c !== null))];
+    const channels = [
+      ...new Set(recognised.map(({ x, rec }) => pubsubChannelFor(x.text, rec)).filter((c) => c !== null)),
+    ];
     const numsub = new Map<string, number>();
     for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
-      for (const [k, v] of parsePubsubNumsub(await this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)))) numsub.set(k, v);
+      for (const [k, v] of parsePubsubNumsub(await this.port.numsub(channels.slice(i, i + NUMSUB_BATCH))))
+        numsub.set(k, v);
     }
     const present = recognised.map(({ x, rec }) => ({
       lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at),
@@ -234,21 +245,31 @@ export class RedisSource {
    * Force-release on the operator's explicit request: re-reads the key, checks the owner is still the one the
    * operator saw, and deletes in one atomic compare-and-delete. Reports the removal at once as a release.
    */
-  async release(cmd: ReleaseCommand, writer: RedisReleasePort): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+  async release(
+    cmd: ReleaseCommand,
+    writer: RedisReleasePort,
+  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
     const none: TrackerOutput = { events: [], upserts: [], removed: [] };
     const node = this.opts.sourceId;
     const key = this.keysById.get(cmd.lockId);
     if (!key) {
-      return { result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] }, output: none };
+      return {
+        result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] },
+        output: none,
+      };
     }
     try {
       const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
       const observed = this.observe(sample!, this.now());
       const plan = planRelease(sample!, observed.owner, observed.library, cmd, node);
-      if (plan.kind === "refuse") return { result: { ...plan.result, perNode: [{ node, outcome: plan.result.outcome }] }, output: none };
+      if (plan.kind === "refuse")
+        return { result: { ...plan.result, perNode: [{ node, outcome: plan.result.outcome }] }, output: none };
       if (cmd.dryRun) {
         const message = "dry run: nothing deleted";
-        return { result: { outcome: "dry-run", message, plan: plan.steps, perNode: [{ node, outcome: "dry-run" }] }, output: none };
+        return {
+          result: { outcome: "dry-run", message, plan: plan.steps, perNode: [{ node, outcome: "dry-run" }] },
+          output: none,
+        };
       }
       let deleted = 0;
       if (plan.kind === "string") {
@@ -267,16 +288,25 @@ export class RedisSource {
         this.keysById.delete(id);
         const output = this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
         const message = `released by ${cmd.actor}`;
-        return { result: { outcome: "released", message, plan: plan.steps, perNode: [{ node, outcome: "released" }] }, output };
+        return {
+          result: { outcome: "released", message, plan: plan.steps, perNode: [{ node, outcome: "released" }] },
+          output,
+        };
       }
       // Nothing deleted: tell the operator why from a fresh look (gone, or someone else's now).
       const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
       const outcome = after!.pttl === -2 || after!.type === "none" ? "nothing-to-do" : "refused-owner-changed";
-      const message = outcome === "nothing-to-do" ? "the lock went before it could be released" : "the owner changed just before the release: nothing deleted";
+      const message =
+        outcome === "nothing-to-do"
+          ? "the lock went before it could be released"
+          : "the owner changed just before the release: nothing deleted";
       return { result: { outcome, message, plan: plan.steps, perNode: [{ node, outcome }] }, output: none };
     } catch (err) {
       const message = `release failed on ${node}: ${err instanceof Error ? err.message : String(err)}`;
-      return { result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] }, output: none };
+      return {
+        result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] },
+        output: none,
+      };
     }
   }
 

@@ -54,16 +54,30 @@ declare module "node-zookeeper-client" {
       create(path: string, data: Buffer, callback: (error: Exception | null, path: string) => void): void;
       create(path: string, mode: number, callback: (error: Exception | null, path: string) => void): void;
       create(path: string, data: Buffer, mode: number, callback: (error: Exception | null, path: string) => void): void;
-      create(path: string, data: Buffer | null, acls: ACLList, mode: number, callback: (error: Exception | null, path: string) => void): void;
+      create(
+        path: string,
+        data: Buffer | null,
+        acls: ACLList,
+        mode: number,
+        callback: (error: Exception | null, path: string) => void,
+      ): void;
       remove(path: string, callback: (error: Exception | null) => void): void;
       remove(path: string, version: number, callback: (error: Exception | null) => void): void;
       setData(path: string, data: Buffer, callback: (error: Exception | null, stat: Stat) => void): void;
       getData(path: string, callback: (error: Exception | null, data: Buffer | undefined, stat: Stat) => void): void;
-      getData(path: string, watcher: Watcher, callback: (error: Exception | null, data: Buffer | undefined, stat: Stat) => void): void;
+      getData(
+        path: string,
+        watcher: Watcher,
+        callback: (error: Exception | null, data: Buffer | undefined, stat: Stat) => void,
+      ): void;
       exists(path: string, callback: (error: Exception | null, stat: Stat | null) => void): void;
       exists(path: string, watcher: Watcher, callback: (error: Exception | null, stat: Stat | null) => void): void;
       getChildren(path: string, callback: (error: Exception | null, children: string[], stat: Stat) => void): void;
-      getChildren(path: string, watcher: Watcher, callback: (error: Exception | null, children: string[], stat: Stat) => void): void;
+      getChildren(
+        path: string,
+        watcher: Watcher,
+        callback: (error: Exception | null, children: string[], stat: Stat) => void,
+      ): void;
       mkdirp(path: string, callback: (error: Exception | null, path: string) => void): void;
       mkdirp(path: string, data: Buffer, callback: (error: Exception | null, path: string) => void): void;
     }

@@ -67,7 +67,11 @@ export class NodeZkPort implements ZkPort {
 
   start(): void {
     if (this.closed || this.client) return;
-    const client = zookeeper.createClient(this.opts.connect, { sessionTimeout: this.opts.sessionTimeoutMs, spinDelay: 500, retries: 0 });
+    const client = zookeeper.createClient(this.opts.connect, {
+      sessionTimeout: this.opts.sessionTimeoutMs,
+      spinDelay: 500,
+      retries: 0,
+    });
     if (this.opts.auth) client.addAuthInfo("digest", Buffer.from(`${this.opts.auth.user}:${this.opts.auth.password}`));
     client.on("connected", () => this.setState(client, "connected"));
     client.on("connectedReadOnly", () => this.setState(client, "connected"));
@@ -133,7 +137,10 @@ export class NodeZkPort implements ZkPort {
    * The library queues requests while disconnected and never times them out: every call gets its own deadline so
    * a poll during an outage fails fast instead of hanging.
    */
-  private call<T>(what: string, run: (client: zookeeper.Client, done: (err: unknown, value?: T) => void) => void): Promise<T> {
+  private call<T>(
+    what: string,
+    run: (client: zookeeper.Client, done: (err: unknown, value?: T) => void) => void,
+  ): Promise<T> {
     const client = this.client;
     if (!client || this.closed) return Promise.reject(new Error(`zookeeper ${what}: not connected`));
     return new Promise<T>((resolve, reject) => {
@@ -235,7 +242,10 @@ export class TcpFourLetterWords implements FourLetterWordPort {
         else resolve({ text: Buffer.concat(chunks).toString("utf8"), truncated });
       };
       const timer = setTimeout(
-        () => finish(new Error(`${cmd} to ${server.host}:${server.port}: no complete answer within ${this.opts.timeoutMs} ms`)),
+        () =>
+          finish(
+            new Error(`${cmd} to ${server.host}:${server.port}: no complete answer within ${this.opts.timeoutMs} ms`),
+          ),
         this.opts.timeoutMs,
       );
       socket.on("connect", () => socket.write(cmd));

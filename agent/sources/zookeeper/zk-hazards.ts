@@ -60,7 +60,10 @@ export function stuckCandidates(shape: LockShape, table: ClientWatchTable | null
     if (watched.includes(c.waitsForPath)) continue;
     const gone = watched.find((p) => !existing.has(p));
     if (gone !== undefined) {
-      out.set(c.path, `still watches ${gone.slice(gone.lastIndexOf("/") + 1)}, which no longer exists, instead of ${c.waitsFor}`);
+      out.set(
+        c.path,
+        `still watches ${gone.slice(gone.lastIndexOf("/") + 1)}, which no longer exists, instead of ${c.waitsFor}`,
+      );
     } else if (watched.length === 0) {
       out.set(c.path, `watches nothing in this lock: no event will wake it`);
     }
@@ -141,7 +144,8 @@ export function zkHazards(input: HazardInput): Hazard[] {
     hazards.push({
       code: "sequence-wrapped",
       severity: "warning",
-      message: "The parent's sequence counter overflowed: negative and positive suffixes coexist, and clients that sort names as text disagree with those that sort numbers on who holds.",
+      message:
+        "The parent's sequence counter overflowed: negative and positive suffixes coexist, and clients that sort names as text disagree with those that sort numbers on who holds.",
     });
   }
 
@@ -176,7 +180,8 @@ export function zkHazards(input: HazardInput): Hazard[] {
 export function herdHazard(shape: LockShape, table: ClientWatchTable | null, min: number): Hazard | null {
   const onChildren = new Map<string, number>();
   for (const c of shape.contenders) {
-    if (c.role === "waiter" && c.waitsOnChildren && c.waitsForPath) onChildren.set(c.waitsForPath, (onChildren.get(c.waitsForPath) ?? 0) + 1);
+    if (c.role === "waiter" && c.waitsOnChildren && c.waitsForPath)
+      onChildren.set(c.waitsForPath, (onChildren.get(c.waitsForPath) ?? 0) + 1);
   }
   for (const [dir, n] of onChildren) {
     // Semaphores have one acquirer at a time on their holders' children, so they never reach the threshold.

@@ -42,7 +42,13 @@ import {
 } from "./recipes";
 import { TcpFourLetterWords, NodeZkPort } from "./zk-client";
 import type { ZookeeperConfig, ZkServerAddress } from "./zk-config";
-import { DEFAULT_THRESHOLDS, emptyParentsHazard, stuckCandidates, zkHazards, type HazardThresholds } from "./zk-hazards";
+import {
+  DEFAULT_THRESHOLDS,
+  emptyParentsHazard,
+  stuckCandidates,
+  zkHazards,
+  type HazardThresholds,
+} from "./zk-hazards";
 import type { FourLetterWordPort, ZkConnectionState, ZkPort, ZkStat } from "./zk-port";
 
 type TargetKind = "queue" | "curator-semaphore-v2" | "kazoo-semaphore" | "simple";
@@ -177,7 +183,13 @@ export class ZookeeperSource implements WatchedSource {
 
   status(): SourceStatus {
     const up = this.connection === "connected" && this.pollOk;
-    const s: SourceStatus = { id: this.opts.sourceId, kind: "zookeeper", up, locks: this.tracker.size, agentId: this.opts.agentId };
+    const s: SourceStatus = {
+      id: this.opts.sourceId,
+      kind: "zookeeper",
+      up,
+      locks: this.tracker.size,
+      agentId: this.opts.agentId,
+    };
     if (!up) s.error = this.error ?? `zookeeper ${this.connection}`;
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
@@ -268,7 +280,19 @@ export class ZookeeperSource implements WatchedSource {
       existing.emptySince = null;
       return existing;
     }
-    const t: Target = { path, kind, explicit, dirty: true, cause: "discovered", shape: null, applied: null, cache: new Map(), parentCzxid: null, emptySince: null, everRead: false };
+    const t: Target = {
+      path,
+      kind,
+      explicit,
+      dirty: true,
+      cause: "discovered",
+      shape: null,
+      applied: null,
+      cache: new Map(),
+      parentCzxid: null,
+      emptySince: null,
+      everRead: false,
+    };
     this.targets.set(path, t);
     this.indexWatches(t);
     return t;
@@ -319,7 +343,8 @@ export class ZookeeperSource implements WatchedSource {
       const dirty = [...this.targets.values()].filter((t) => t.dirty);
       await mapLimit(dirty, 8, (t) => this.readTarget(t, full));
       const anyLock = [...this.targets.values()].some((t) => t.shape !== null);
-      if (full || (anyLock && started - this.tableReadAt >= this.fourLetterMinIntervalMs)) await this.readWatchTable(full);
+      if (full || (anyLock && started - this.tableReadAt >= this.fourLetterMinIntervalMs))
+        await this.readWatchTable(full);
       const out = this.observeAll(this.now());
       if (full) {
         this.forceResync = false;
@@ -373,7 +398,10 @@ export class ZookeeperSource implements WatchedSource {
         truncated = true;
       }
       visited += level.length;
-      const listed = await mapLimit(level, this.concurrency, async (n) => ({ ...n, res: await this.port.getChildren(n.path, false) }));
+      const listed = await mapLimit(level, this.concurrency, async (n) => ({
+        ...n,
+        res: await this.port.getChildren(n.path, false),
+      }));
       const next: Array<{ path: string; siblings: readonly string[] }> = [];
       for (const { path, siblings, res } of listed) {
         if (!res || path === "/zookeeper") continue;
@@ -418,12 +446,18 @@ export class ZookeeperSource implements WatchedSource {
   }
 
   /** What a listed node is: a lock ([path, kind]), an empty leaf ("empty"), or a directory to walk (null). */
-  private async classify(path: string, children: string[], stat: ZkStat, siblings: readonly string[]): Promise<[string, TargetKind] | "empty" | null> {
+  private async classify(
+    path: string,
+    children: string[],
+    stat: ZkStat,
+    siblings: readonly string[],
+  ): Promise<[string, TargetKind] | "empty" | null> {
     const name = basename(path);
     if (stat.ephemeralOwner !== ZERO_SESSION) return looksLikeSimpleLockName(name) ? [path, "simple"] : null;
     if (children.length === 0) return "empty";
     const shape = recogniseParent(name, children, siblings);
-    if (shape.shape === "curator-semaphore-v2-candidate") return (await this.isCuratorSemaphore(path, children)) ? [path, "curator-semaphore-v2"] : null;
+    if (shape.shape === "curator-semaphore-v2-candidate")
+      return (await this.isCuratorSemaphore(path, children)) ? [path, "curator-semaphore-v2"] : null;
     if (shape.shape === "kazoo-semaphore") return [path, "kazoo-semaphore"];
     if (shape.shape !== "queue") return null;
     if (name.endsWith(KAZOO_SEMAPHORE_QUEUE_SUFFIX)) {
@@ -457,7 +491,10 @@ export class ZookeeperSource implements WatchedSource {
       }
       const fresh = res.children.filter((n) => !c.children.has(n) && !this.targets.has(joinPath(dir, n)));
       c.children = new Set(res.children);
-      const listed = await mapLimit(fresh, this.concurrency, async (n) => ({ path: joinPath(dir, n), res: await this.port.getChildren(joinPath(dir, n), false) }));
+      const listed = await mapLimit(fresh, this.concurrency, async (n) => ({
+        path: joinPath(dir, n),
+        res: await this.port.getChildren(joinPath(dir, n), false),
+      }));
       for (const { path, res: r } of listed) {
         if (!r) continue;
         const kind = await this.classify(path, r.children, r.stat, res.children);
@@ -495,11 +532,16 @@ export class ZookeeperSource implements WatchedSource {
     }
     const children = res.children;
     let kind: TargetKind = t.kind;
-    if (t.kind === "curator-semaphore-v2" || (t.explicit && children.length > 0 && (await this.isCuratorSemaphore(t.path, children))))
+    if (
+      t.kind === "curator-semaphore-v2" ||
+      (t.explicit && children.length > 0 && (await this.isCuratorSemaphore(t.path, children)))
+    )
       kind = "curator-semaphore-v2";
     else if (
       t.kind === "kazoo-semaphore" ||
-      (t.explicit && children.every(isKazooSemaphoreHolderName) && (await this.port.exists(`${t.path}${KAZOO_SEMAPHORE_QUEUE_SUFFIX}`, false)) !== null)
+      (t.explicit &&
+        children.every(isKazooSemaphoreHolderName) &&
+        (await this.port.exists(`${t.path}${KAZOO_SEMAPHORE_QUEUE_SUFFIX}`, false)) !== null)
     )
       kind = "kazoo-semaphore";
     else kind = "queue";
@@ -512,7 +554,10 @@ export class ZookeeperSource implements WatchedSource {
     if (kind === "curator-semaphore-v2") {
       const leasesDir = joinPath(t.path, "leases");
       const locksDir = joinPath(t.path, "locks");
-      const [leases, locks] = await Promise.all([this.port.getChildren(leasesDir, true), this.port.getChildren(locksDir, true)]);
+      const [leases, locks] = await Promise.all([
+        this.port.getChildren(leasesDir, true),
+        this.port.getChildren(locksDir, true),
+      ]);
       const [l, k] = await Promise.all([
         this.readChildren(t, leasesDir, leases?.children ?? [], full),
         this.readChildren(t, locksDir, locks?.children ?? [], full),
@@ -551,7 +596,13 @@ export class ZookeeperSource implements WatchedSource {
    * children already read are taken from the cache unless this is a full resync; a child deleted between the
    * listing and the read is simply left out.
    */
-  private async readChildren(t: Target, dir: string, names: readonly string[], full: boolean, sequentialOnly = true): Promise<NodeSample[]> {
+  private async readChildren(
+    t: Target,
+    dir: string,
+    names: readonly string[],
+    full: boolean,
+    sequentialOnly = true,
+  ): Promise<NodeSample[]> {
     const wanted = sequentialOnly ? names.filter((n) => recogniseChild(n) !== null) : [...names];
     const toRead = wanted.filter((n) => full || !t.cache.has(joinPath(dir, n)));
     const read = await mapLimit(toRead, this.concurrency, async (n) => {
@@ -580,7 +631,11 @@ export class ZookeeperSource implements WatchedSource {
       this.opts.servers.map(async (server) => {
         const id = `${server.host}:${server.port}`;
         if (this.refusedServers.has(id) && !full) {
-          const refused = { ok: false as const, reason: "not-whitelisted" as const, message: "four-letter words not allowed" };
+          const refused = {
+            ok: false as const,
+            reason: "not-whitelisted" as const,
+            message: "four-letter words not allowed",
+          };
           return { server: id, wchp: refused, cons: refused };
         }
         const [wchp, cons] = await Promise.all([this.readWatches(server), this.read4(server, "cons", parseCons)]);
@@ -591,7 +646,9 @@ export class ZookeeperSource implements WatchedSource {
     );
     const merged = mergeWatchTables(perServer);
     if (!merged.complete && (this.table?.complete ?? true)) {
-      this.opts.log(`zookeeper ${this.opts.sourceId}: watches are inferred (${merged.problems.slice(0, 2).join("; ")})`);
+      this.opts.log(
+        `zookeeper ${this.opts.sourceId}: watches are inferred (${merged.problems.slice(0, 2).join("; ")})`,
+      );
     }
     this.table = toClientWatchTable(merged, this.opts.chroot);
     this.tableReadAt = this.now();
@@ -643,7 +700,13 @@ export class ZookeeperSource implements WatchedSource {
       const id = lockId("zookeeper", this.opts.sourceId, t.path);
       let r: TrackerOutput | null = null;
       if (t.shape) {
-        const hazardInput: Parameters<typeof zkHazards>[0] = { shape: t.shape, table: this.table, nowMs: atMs, thresholds: this.thresholds, stuck };
+        const hazardInput: Parameters<typeof zkHazards>[0] = {
+          shape: t.shape,
+          table: this.table,
+          nowMs: atMs,
+          thresholds: this.thresholds,
+          stuck,
+        };
         const empties = this.emptyByDir.get(dirname(t.path));
         if (empties !== undefined) hazardInput.emptySiblings = empties;
         const lock: ObservedLock = toObservedLock(t.shape, this.table, zkHazards(hazardInput), ctx, {
@@ -669,7 +732,10 @@ export class ZookeeperSource implements WatchedSource {
   private describeChange(t: Target): Record<string, string | number | boolean> {
     const before = t.applied;
     const after = t.shape;
-    const detail: Record<string, string | number | boolean> = { via: t.cause, recipe: (after ?? before)?.recipe ?? "unknown" };
+    const detail: Record<string, string | number | boolean> = {
+      via: t.cause,
+      recipe: (after ?? before)?.recipe ?? "unknown",
+    };
     if (!before) return detail;
     const now = new Set((after?.contenders ?? []).map((c) => c.path));
     const prevHolder = before.contenders.find((c) => c.role === "holder");
@@ -677,7 +743,8 @@ export class ZookeeperSource implements WatchedSource {
     if (prevHolder && prevHolder.path !== newHolder?.path) {
       detail.previousSession = prevHolder.session;
       if (now.has(prevHolder.path)) detail.reason = "queue-reordered";
-      else if (this.table?.sessionsComplete && !this.table.hosts.has(prevHolder.session)) detail.reason = "session-gone";
+      else if (this.table?.sessionsComplete && !this.table.hosts.has(prevHolder.session))
+        detail.reason = "session-gone";
       else detail.reason = "node-deleted";
       if (newHolder) detail.newSession = newHolder.session;
     }
@@ -725,7 +792,9 @@ export function createZookeeperSource(config: ZookeeperConfig, deps: ZookeeperFa
       requestTimeoutMs: config.requestTimeoutMs,
       log: deps.log,
     });
-  const fourLetters = deps.fourLetterWords ?? new TcpFourLetterWords({ timeoutMs: Math.min(config.requestTimeoutMs, 5000), maxBytes: 16 * 1024 * 1024 });
+  const fourLetters =
+    deps.fourLetterWords ??
+    new TcpFourLetterWords({ timeoutMs: Math.min(config.requestTimeoutMs, 5000), maxBytes: 16 * 1024 * 1024 });
   const sourceOpts: ZookeeperSourceOptions = {
     sourceId: config.sourceId,
     agentId: deps.agentId,

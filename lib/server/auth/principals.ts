@@ -42,7 +42,10 @@ const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
  */
 export function loadAuthConfig(env: Env): AuthConfig {
   const tokens: ApiToken[] = [];
-  for (const entry of (env.API_TOKENS ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (env.API_TOKENS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name = "", role = "", ...rest] = entry.split(":");
     const token = rest.join(":");
     if (!NAME.test(name)) throw new ConfigError("API_TOKENS", `entry names no valid user (expected name:role:token)`);
@@ -50,12 +53,18 @@ export function loadAuthConfig(env: Env): AuthConfig {
     tokens.push({ name, role: parseRole("API_TOKENS", role), token });
   }
   const users: User[] = [];
-  for (const entry of (env.USERS ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (env.USERS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name = "", role = "", ...rest] = entry.split(":");
     const passwordHash = rest.join(":");
     if (!NAME.test(name)) throw new ConfigError("USERS", `entry names no valid user (expected name:role:scrypt$...)`);
     if (!isPasswordHash(passwordHash)) {
-      throw new ConfigError("USERS", `password for ${name} must be a hash from \`npm run hash-password\`, not a password`);
+      throw new ConfigError(
+        "USERS",
+        `password for ${name} must be a hash from \`npm run hash-password\`, not a password`,
+      );
     }
     users.push({ name, role: parseRole("USERS", role), passwordHash });
   }
@@ -67,12 +76,14 @@ export function loadAuthConfig(env: Env): AuthConfig {
     } catch (err) {
       throw new ConfigError("USERS_FILE", `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (!Array.isArray(parsed)) throw new ConfigError("USERS_FILE", "must hold a JSON array of { name, role, passwordHash }");
+    if (!Array.isArray(parsed))
+      throw new ConfigError("USERS_FILE", "must hold a JSON array of { name, role, passwordHash }");
     for (const u of parsed as Array<Record<string, unknown>>) {
       const name = String(u?.name ?? "");
       if (!NAME.test(name)) throw new ConfigError("USERS_FILE", "an entry has no valid name");
       const passwordHash = String(u?.passwordHash ?? "");
-      if (!isPasswordHash(passwordHash)) throw new ConfigError("USERS_FILE", `passwordHash for ${name} is not a scrypt hash`);
+      if (!isPasswordHash(passwordHash))
+        throw new ConfigError("USERS_FILE", `passwordHash for ${name} is not a scrypt hash`);
       users.push({ name, role: parseRole("USERS_FILE", String(u?.role ?? "")), passwordHash });
     }
   }

@@ -12,13 +12,19 @@ export interface SessionInfo {
 export function getSession(req: ApiRequest): ApiAnswer {
   if (!req.principal) return fail(401, "not signed in");
   const p = req.principal;
-  const body: SessionInfo = { name: p.name, role: p.role, via: p.via, ...(p.session ? { csrfToken: p.session.csrf } : {}) };
+  const body: SessionInfo = {
+    name: p.name,
+    role: p.role,
+    via: p.via,
+    ...(p.session ? { csrfToken: p.session.csrf } : {}),
+  };
   return { status: 200, body };
 }
 
 export async function signIn(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const wait = deps.signInLimiter.take(req.clientAddress);
-  if (wait > 0) return fail(429, "too many sign-in attempts; try again later", { "retry-after": String(Math.ceil(wait / 1000)) });
+  if (wait > 0)
+    return fail(429, "too many sign-in attempts; try again later", { "retry-after": String(Math.ceil(wait / 1000)) });
   const body = (await req.json()) as { name?: unknown; password?: unknown } | null;
   if (typeof body?.name !== "string" || typeof body.password !== "string" || body.password.length > 1024) {
     return fail(400, "send JSON { name, password }");

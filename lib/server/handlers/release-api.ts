@@ -56,7 +56,9 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
 
   const wait = deps.releaseLimiter.take(principal.name);
   if (wait > 0) {
-    return reject(429, "too many release attempts; wait before trying again", { "retry-after": String(Math.ceil(wait / 1000)) });
+    return reject(429, "too many release attempts; wait before trying again", {
+      "retry-after": String(Math.ceil(wait / 1000)),
+    });
   }
   if (typeof body?.expectedOwner !== "string" || body.expectedOwner === "") {
     return reject(400, "expectedOwner is required: the owner you saw, so a lock taken since is never freed");
@@ -64,7 +66,12 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   if (typeof body.reason !== "string" || body.reason.trim().length < 3) return reject(400, "a reason is required");
   if (body.reason.length > MAX_REASON) return reject(400, `the reason must be at most ${MAX_REASON} characters`);
   if (!lock) {
-    const result: ReleaseResult = { outcome: "nothing-to-do", message: "the lock is not held any more", plan: [], perNode: [] };
+    const result: ReleaseResult = {
+      outcome: "nothing-to-do",
+      message: "the lock is not held any more",
+      plan: [],
+      perNode: [],
+    };
     await audit(result, body.expectedOwner);
     return { status: 200, body: result };
   }

@@ -39,7 +39,8 @@ export function fail(status: number, error: string, headers?: Record<string, str
 
 /** 401 when nobody is signed in, 403 when the role is too low; null when allowed. */
 export function requireRole(req: ApiRequest, role: Role): ApiAnswer | null {
-  if (!req.principal) return fail(401, "sign in or send Authorization: Bearer <token>", { "www-authenticate": "Bearer" });
+  if (!req.principal)
+    return fail(401, "sign in or send Authorization: Bearer <token>", { "www-authenticate": "Bearer" });
   const rank = { viewer: 1, operator: 2, admin: 3 } as const;
   if (rank[req.principal.role] < rank[role]) {
     return fail(403, `${req.principal.name} is ${req.principal.role}; this needs ${role}`);
