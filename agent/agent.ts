@@ -75,6 +75,15 @@ export class AgentLoop {
     this.sink.publish(events, upserts, removed);
   }
 
+  /** Polls one source now, outside the cycle (a ZooKeeper watch fired), and publishes what changed. */
+  async pollSource(source: WatchedSource): Promise<void> {
+    try {
+      this.push(await source.poll());
+    } catch (err) {
+      this.opts.log(`early poll failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   /** Publishes changes a source saw outside the poll cycle (keyspace notifications). */
   push(output: TrackerOutput): void {
     if (output.events.length || output.upserts.length || output.removed.length) {

@@ -12,6 +12,8 @@ import { subscribeKeyspace } from "./sources/redis/keyspace-notifications";
 import { NotificationBatcher } from "./sources/redis/notification-batcher";
 import { loadRedlockConfig } from "./sources/redlock/redlock-config";
 import { createRedlockSources } from "./sources/redlock/redlock-factory";
+import { loadZookeeperConfig } from "./sources/zookeeper/zk-config";
+import { createZookeeperSource } from "./sources/zookeeper/zookeeper-source";
 import { DashboardLink } from "./transport/dashboard-link";
 
 const VERSION = "0.1.0";
@@ -23,6 +25,7 @@ function log(line: string): void {
 async function main(): Promise<void> {
   const config = loadOrExit("lockscope agent", () => loadAgentConfig());
   const redlockConfig = loadOrExit("lockscope agent", () => loadRedlockConfig(process.env, config.file));
+  const zkConfig = loadOrExit("lockscope agent", () => loadZookeeperConfig(process.env));
   const visitBudgetPerPoll = Math.round((config.maxKeyVisitsPerSec * config.pollIntervalMs) / 1000);
   const clients = config.redis.map((target) => {
     const ref: { source?: RedisSource } = {};
@@ -78,7 +81,10 @@ async function main(): Promise<void> {
     has: (id) => source.tracker.has(id),
     release: (cmd) => source.release(cmd, new IoredisReleasePort(client)),
   }));
-  const sources: WatchedSource[] = [...redisSources, ...redlock.sources];
+  // ZooKeeper: child watches make the agent poll sooner when a queue changes; the periodic poll resyncs.
+  const zk = zkConfig ? createZookeeperSource(zkConfig, { agentId: config.agentId, newId: randomUUID, log }) : null;
+  if (zk) await zk.whenConnected(5000);
+  const sources: WatchedSource[] = [...redisSources, ...redlock.sources, ...(zk ? [zk] : [])];
   // The link and the loop refer to each other: the link asks the loop for state, the loop publishes to the link.
   const agent: { loop?: AgentLoop } = {};
   const link = new DashboardLink({
@@ -104,8 +110,10 @@ async function main(): Promise<void> {
   const watched = [
     ...config.redis.map((r) => r.id),
     ...redlockConfig.groups.map((g) => `Redlock group ${g.name} (${g.nodes.length} nodes)`),
+    ...(zk ? [zk.status().id] : []),
   ];
   log(`watching ${watched.join(", ") || "nothing"}; streaming to ${config.dashboardUrl}`);
+  if (zk) zk.setOnChange(() => void loop.pollSource(zk));
   loop.start();
 
   const shutdown = (signal: string) => {
@@ -114,6 +122,7 @@ async function main(): Promise<void> {
     link.close();
     for (const { client } of clients) client.disconnect();
     redlock.close();
+    void zk?.close();
     for (const { sub, batcher } of subscriptions) {
       sub?.close();
       batcher.close();
