@@ -7,6 +7,8 @@ import { ConnectionIndicator } from "./live/connection-indicator";
 
 const LINKS = [
   { href: "/", label: "Locks", operatorOnly: false },
+  { href: "/redlock", label: "Redlock", operatorOnly: false },
+  { href: "/zookeeper", label: "ZooKeeper", operatorOnly: false },
   { href: "/audit", label: "Audit", operatorOnly: true },
 ];
 
@@ -26,9 +28,14 @@ export function Header() {
         </Link>
         <nav className="flex gap-4 text-sm">
           {LINKS.filter((l) => !l.operatorOnly || canRelease(session)).map((l) => {
-            const active = l.href === "/" ? pathname === "/" || pathname.startsWith("/locks") : pathname.startsWith(l.href);
+            const active =
+              l.href === "/" ? pathname === "/" || pathname.startsWith("/locks") : pathname.startsWith(l.href);
             return (
-              <Link key={l.href} href={l.href} className={active ? "text-slate-100" : "text-slate-400 hover:text-slate-100"}>
+              <Link
+                key={l.href}
+                href={l.href}
+                className={active ? "text-slate-100" : "text-slate-400 hover:text-slate-100"}
+              >
                 {l.label}
               </Link>
             );

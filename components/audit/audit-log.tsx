@@ -46,7 +46,13 @@ export function AuditLog() {
     <section>
       <div className="mb-3 flex flex-wrap items-center gap-3">
         <h1 className="text-lg font-semibold text-slate-100">Audit log</h1>
-        <input className={input} placeholder="actor" aria-label="Actor" value={actor} onChange={(e) => setActor(e.target.value)} />
+        <input
+          className={input}
+          placeholder="actor"
+          aria-label="Actor"
+          value={actor}
+          onChange={(e) => setActor(e.target.value)}
+        />
         <input
           className={input}
           placeholder="resource contains"
@@ -61,7 +67,11 @@ export function AuditLog() {
             </option>
           ))}
         </select>
-        <a href={`/api/audit?${query}${query ? "&" : ""}format=csv`} className="text-sm text-sky-300 hover:underline" download>
+        <a
+          href={`/api/audit?${query}${query ? "&" : ""}format=csv`}
+          className="text-sm text-sky-300 hover:underline"
+          download
+        >
           Export CSV
         </a>
       </div>
@@ -80,9 +90,14 @@ export function AuditLog() {
           <tbody className="divide-y divide-slate-800/70">
             {(entries ?? []).map((e) => (
               <tr key={e.id} data-testid="audit-row" data-outcome={e.outcome}>
-                <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">{new Date(e.at).toLocaleString()}</td>
+                <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
+                  {new Date(e.at).toLocaleString()}
+                </td>
                 <td className="px-3 py-1.5">
-                  {e.actor} <span className="text-xs text-slate-500">({e.role}, {e.via})</span>
+                  {e.actor}{" "}
+                  <span className="text-xs text-slate-500">
+                    ({e.role}, {e.via})
+                  </span>
                 </td>
                 <td className={`px-3 py-1.5 ${OUTCOME_CLASS[e.outcome] ?? "text-amber-300"}`} title={e.message ?? ""}>
                   {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
@@ -99,7 +114,9 @@ export function AuditLog() {
             ))}
           </tbody>
         </table>
-        {entries && entries.length === 0 ? <p className="px-3 py-6 text-center text-sm text-slate-500">No entries.</p> : null}
+        {entries && entries.length === 0 ? (
+          <p className="px-3 py-6 text-center text-sm text-slate-500">No entries.</p>
+        ) : null}
       </div>
     </section>
   );

@@ -43,7 +43,11 @@ export function canRelease(s: SessionInfo | null): boolean {
 }
 
 /** POST JSON with the session's CSRF token; returns status and parsed body. */
-export async function postJson<T>(session: SessionInfo | null, url: string, body: unknown): Promise<{ status: number; body: T }> {
+export async function postJson<T>(
+  session: SessionInfo | null,
+  url: string,
+  body: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", "x-csrf-token": session?.csrfToken ?? "" },

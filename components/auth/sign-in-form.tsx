@@ -76,7 +76,9 @@ export function SignInForm() {
       >
         {busy ? "Signing in…" : "Sign in"}
       </button>
-      <p className="text-xs text-slate-500">With no users configured, the dashboard prints a one-time admin password at start.</p>
+      <p className="text-xs text-slate-500">
+        With no users configured, the dashboard prints a one-time admin password at start.
+      </p>
     </form>
   );
 }

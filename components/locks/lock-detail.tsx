@@ -6,7 +6,9 @@ import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { QuorumPanel } from "../redlock/quorum-panel";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
+import { QueuePanel } from "../zookeeper/queue-panel";
 import type { ReleaseResult } from "@/lib/contract/release";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
@@ -132,6 +134,8 @@ export function LockDetail({ id }: { id: string }) {
       {lock && canRelease(session) ? (
         <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
       ) : null}
+      {lock ? <QuorumPanel lock={lock} /> : null}
+      {lock ? <QueuePanel lock={lock} /> : null}
       {lock && lock.waiters.length > 0 ? (
         <section>
           <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>

@@ -44,7 +44,9 @@ export function ReleasePanel({
         dryRun,
         confirm,
       });
-      const r: ReleaseResult = body.outcome ? body : { outcome: "error", message: body.error ?? "failed", plan: [], perNode: [] };
+      const r: ReleaseResult = body.outcome
+        ? body
+        : { outcome: "error", message: body.error ?? "failed", plan: [], perNode: [] };
       if (dryRun) setPlan(r);
       else onResult(r);
     } finally {
@@ -86,7 +88,8 @@ export function ReleasePanel({
         )}
       </div>
       <p className="text-sm text-slate-400">
-        Only deletes if the owner is still <span className="font-mono text-slate-200">{observedOwner ?? "unknown"}</span>.
+        Only deletes if the owner is still{" "}
+        <span className="font-mono text-slate-200">{observedOwner ?? "unknown"}</span>.
       </p>
       {ownerChanged ? (
         <p className="text-sm text-amber-300" role="alert">

@@ -1,0 +1,5 @@
+import { RedlockView } from "@/components/redlock/redlock-view";
+
+export default function RedlockPage() {
+  return <RedlockView />;
+}

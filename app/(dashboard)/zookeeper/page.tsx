@@ -1,0 +1,5 @@
+import { ZookeeperView } from "@/components/zookeeper/zookeeper-view";
+
+export default function ZookeeperPage() {
+  return <ZookeeperView />;
+}
