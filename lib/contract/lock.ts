@@ -111,6 +111,8 @@ export interface ZkContender {
   waitsFor: string | null;
   watchedBy: ZkWatcher[];
   dataPreview: string | null;
+  /** The client's address: from `cons` for its session, else the IP Curator writes as the node's data. */
+  host?: string;
 }
 
 export interface ZkLockView {
@@ -119,6 +121,8 @@ export interface ZkLockView {
   contenders: ZkContender[];
   /** Watches read from the server (four-letter words allowed) rather than inferred. */
   watchesObserved: boolean;
+  /** The agent's long-wait threshold (ZK_LONG_WAIT_MS), so a viewer can mark waiters as their wait counts up. */
+  longWaitMs?: number;
 }
 
 export type LockEventType =
@@ -156,6 +160,8 @@ export interface SourceStatus {
   agentId: string;
   /** Per-node health behind the source: replicas of a master, masters of a cluster, members of a Redlock group. */
   nodes?: NodeStatus[];
+  /** Hazards of the source as a whole, not of one lock (empty ZooKeeper lock parents piling up in a directory). */
+  hazards?: Hazard[];
 }
 
 export interface NodeStatus {

@@ -66,9 +66,11 @@ const zkSchema: z.ZodType<ZkLockView> = z.object({
           .array(z.object({ session: z.string().max(32), host: text.optional(), observed: z.boolean() }))
           .max(10_000),
         dataPreview: text.nullable(),
+        host: text.optional(),
       }),
     )
     .max(100_000),
+  longWaitMs: z.number().int().nonnegative().optional(),
 });
 
 export const lockSchema: z.ZodType<Lock> = z.object({
@@ -132,6 +134,7 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
     )
     .max(1000)
     .optional(),
+  hazards: z.array(hazard).max(64).optional(),
 });
 
 const agentId = z.string().min(1).max(128);
