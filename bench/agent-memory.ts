@@ -1,0 +1,108 @@
+/**
+ * 4. Agent memory: peak RSS (VmHWM) of the real agent process while it discovers and then tracks the 10,000 locks
+ * of the 1,000,000-key server, with the default pacing and flat out.
+ */
+import { parseRedisTarget } from "../agent/config";
+import type { RedisServer } from "../tests/harness/redis";
+import { startAgent, type Dashboard } from "../tests/harness/stack";
+import type { KeyspaceNotificationSupport } from "./support/agent-features";
+import type { Cleanup } from "./support/cleanup";
+import { memoryKb, scriptProcess } from "./support/processes";
+import { verdict, type Row, type SectionResult } from "./support/result";
+import { mb, seconds, sleep } from "./support/stats";
+import type { UiViewer } from "./support/ui-socket";
+
+const TARGET_MB = 200;
+/** Polls after the last lock was found, so the peak includes steady-state re-reads of every lock. */
+const STEADY_MS = 5000;
+
+interface MemoryRun {
+  label: string;
+  env: Record<string, string>;
+  /** Agent spawn (tsx start included) to the dashboard reporting every lock tracked. */
+  toAllTrackedMs: number | null;
+  tracked: number;
+  agentPid: number | null;
+  agentHwmKb: number | null;
+  agentRssKb: number | null;
+  /** The tsx launcher process in front of the agent (not part of the agent's own footprint). */
+  launcherHwmKb: number | null;
+}
+
+async function memoryRun(
+  ctx: { dashboard: Dashboard; viewer: UiViewer; redis: RedisServer; cleanup: Cleanup },
+  label: string,
+  env: Record<string, string>,
+  expected: number,
+  log: (line: string) => void,
+): Promise<MemoryRun> {
+  const agentId = `bench-memory-${label.replace(/[^A-Za-z0-9]+/g, "-")}`;
+  const sourceId = parseRedisTarget("REDIS_URLS", ctx.redis.url).id;
+  const started = performance.now();
+  const agent = startAgent(ctx.dashboard.url, { REDIS_URLS: ctx.redis.url, AGENT_ID: agentId, POLL_INTERVAL_MS: "1000", ...env });
+  const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
+  try {
+    log(`${label}: waiting for ${expected.toLocaleString("en")} locks tracked`);
+    let toAllTrackedMs: number | null = null;
+    let agentPid: number | null = null;
+    while (performance.now() - started < 90_000) {
+      if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
+      agentPid ??= scriptProcess(agent.process.pid!, "agent/main.ts");
+      if ((ctx.viewer.source(agentId, sourceId)?.locks ?? 0) >= expected) {
+        toAllTrackedMs = performance.now() - started;
+        break;
+      }
+      await sleep(50);
+    }
+    if (toAllTrackedMs !== null) await sleep(STEADY_MS);
+    agentPid ??= scriptProcess(agent.process.pid!, "agent/main.ts");
+    const mem = agentPid === null ? { hwmKb: null, rssKb: null } : memoryKb(agentPid);
+    return {
+      label,
+      env,
+      toAllTrackedMs,
+      tracked: ctx.viewer.source(agentId, sourceId)?.locks ?? 0,
+      agentPid,
+      agentHwmKb: mem.hwmKb,
+      agentRssKb: mem.rssKb,
+      launcherHwmKb: agentPid === agent.process.pid ? null : memoryKb(agent.process.pid!).hwmKb,
+    };
+  } finally {
+    await stopAgent();
+  }
+}
+
+export async function measureAgentMemory(
+  ctx: { dashboard: Dashboard; viewer: UiViewer; redis: RedisServer; cleanup: Cleanup },
+  notifications: KeyspaceNotificationSupport,
+  expected: number,
+  log: (line: string) => void,
+): Promise<SectionResult> {
+  const base: Record<string, string> = notifications.off ? { KEYSPACE_NOTIFICATIONS: notifications.off } : {};
+  const runs = [
+    await memoryRun(ctx, "default pacing", base, expected, log),
+    await memoryRun(ctx, "unlimited budget", { ...base, MAX_KEY_VISITS_PER_SEC: "0" }, expected, log),
+  ];
+  const rows: Row[] = runs.map((r) => ({
+    measure: `Agent peak RSS (VmHWM), ${expected.toLocaleString("en")} locks tracked, ${r.label}`,
+    result:
+      r.toAllTrackedMs === null
+        ? `${mb(r.agentHwmKb)}, but only ${r.tracked} locks tracked after 90 s`
+        : `${mb(r.agentHwmKb)} (RSS now ${mb(r.agentRssKb)}; all tracked ${seconds(r.toAllTrackedMs)} after spawn)`,
+    target: `≤ ${TARGET_MB} MB`,
+    verdict: verdict(r.toAllTrackedMs !== null && r.agentHwmKb !== null && r.agentHwmKb / 1024 <= TARGET_MB),
+  }));
+  const launcher = runs.find((r) => r.launcherHwmKb !== null)?.launcherHwmKb ?? null;
+  return {
+    id: "memory",
+    title: "Agent memory",
+    status: "measured",
+    rows,
+    notes: [
+      `The agent process is started as \`npm run agent\` starts it (tsx agent/main.ts) and watches the 1,000,000-key server; VmHWM is read from /proc/<pid>/status of the node process that runs agent/main.ts, ${STEADY_MS / 1000} s after the dashboard reported every lock tracked, so the peak covers discovery, the first full snapshot to the dashboard and steady-state re-reads.`,
+      `tsx runs the script in a child node process; the launcher in front of it (peak ${mb(launcher)}) is not counted. Running the agent with plain node and a loader would not need the launcher.`,
+      "“All tracked” is measured at the viewer: it includes tsx start-up and compilation, connecting, the paced discovery and delivery of the locks to the dashboard.",
+    ],
+    details: { runs },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
+ * starts itself (never the machine's Redis on 6379) and stops on every exit path.
+ *
+ *   npm run bench                         all five measurements, about four minutes
+ *   npm run bench -- --only=discovery,impact
+ *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
+ *
+ * Writes bench/results/latest.json (raw numbers) and bench/results/latest.md (the section BENCHMARKS.md embeds).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { startRedis } from "../tests/harness/redis";
+import { startDashboard, TOKENS } from "../tests/harness/stack";
+import { measureAgentMemory } from "./agent-memory";
+import { measureClientImpact } from "./client-impact";
+import { measureDiscovery } from "./discovery-scan";
+import { measureEventLatency } from "./event-latency";
+import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
+import { seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
+import { keyspaceNotificationSupport } from "./support/agent-features";
+import { Cleanup } from "./support/cleanup";
+import { currentLoad, machineFacts } from "./support/machine";
+import { killOwnDescendantsSync } from "./support/processes";
+import type { SectionResult } from "./support/result";
+import { connectViewer } from "./support/ui-socket";
+import { measureZookeeper } from "./zookeeper-view";
+
+const root = path.resolve(import.meta.dirname, "..");
+const TOTAL_KEYS = 1_000_000;
+/** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
+const WATCHDOG_MS = 10 * 60_000;
+const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper"] as const;
+type SectionId = (typeof SECTIONS)[number];
+const TITLES: Record<SectionId, string> = {
+  discovery: "Discovery scan",
+  impact: "Impact on other clients",
+  events: "Event latency",
+  memory: "Agent memory",
+  zookeeper: "ZooKeeper",
+};
+
+const started = performance.now();
+function log(line: string): void {
+  process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
+}
+
+function parseArgs(argv: string[]): { only: Set<SectionId>; updateDoc: boolean } {
+  let only = new Set<SectionId>(SECTIONS);
+  let updateDoc = false;
+  for (const arg of argv) {
+    if (arg === "--update-doc") updateDoc = true;
+    else if (arg.startsWith("--only=")) {
+      const wanted = arg.slice(7).split(",").filter(Boolean);
+      const unknown = wanted.filter((w) => !(SECTIONS as readonly string[]).includes(w));
+      if (unknown.length) throw new Error(`unknown section ${unknown.join(", ")}; known: ${SECTIONS.join(", ")}`);
+      only = new Set(wanted as SectionId[]);
+    } else throw new Error(`unknown argument ${arg}; use --only=${SECTIONS.join(",")} and/or --update-doc`);
+  }
+  return { only, updateDoc };
+}
+
+/** One section: skipped, measured, or failed with its error; a failure never stops the others. */
+async function section(id: SectionId, only: Set<SectionId>, run: () => Promise<SectionResult>): Promise<SectionResult> {
+  const base = { id, title: TITLES[id], rows: [], notes: [], details: {} };
+  if (!only.has(id)) return { ...base, status: "not-measured", notes: ["skipped by --only"] };
+  const t = performance.now();
+  log(`--- ${TITLES[id]}`);
+  try {
+    return { ...(await run()), durationMs: performance.now() - t };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    log(`${TITLES[id]} failed: ${error}`);
+    return { ...base, status: "failed", error, durationMs: performance.now() - t };
+  }
+}
+
+async function main(): Promise<number> {
+  const { only, updateDoc } = parseArgs(process.argv.slice(2));
+  const machine = machineFacts();
+  log(`machine: nproc ${machine.nproc}, ${machine.memTotalMb} MB, ${machine.redisServer}, node ${machine.node}, load ${machine.loadStart.toFixed(2)}`);
+  const notifications = keyspaceNotificationSupport();
+  const cleanup = new Cleanup();
+  const onSignal = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping every server the bench started`);
+    void cleanup.runAll(log).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  const sections: SectionResult[] = [];
+  try {
+    const needBig = only.has("discovery") || only.has("impact") || only.has("memory");
+    const needStack = only.has("events") || only.has("memory") || only.has("zookeeper");
+
+    const big = needBig ? await startRedis() : null;
+    const stopBig = big ? cleanup.add("redis-server (1M keys)", () => big.stop()) : null;
+    if (big) {
+      log(`redis-server on 127.0.0.1:${big.port}: populating ${TOTAL_KEYS.toLocaleString("en")} keys`);
+      const seed = await seedKeyspace(big.client(), TOTAL_KEYS);
+      log(`populated in ${(seed.populateMs / 1000).toFixed(1)} s, ${seed.locks} locks in ${(seed.locksMs / 1000).toFixed(1)} s`);
+    }
+    sections.push(await section("discovery", only, () => measureDiscovery(big!, TOTAL_LOCKS, log)));
+    sections.push(await section("impact", only, () => measureClientImpact(big!, TOTAL_LOCKS, log)));
+
+    if (needStack) {
+      log("starting the dashboard (API only)");
+      const dashboard = await startDashboard();
+      cleanup.add("dashboard", async () => {
+        await dashboard.stop();
+        dashboard.cleanup();
+      });
+      const viewer = await connectViewer(dashboard.url, TOKENS.viewer);
+      cleanup.add("viewer socket", () => viewer.close());
+      const small = only.has("events") ? await startRedis() : null;
+      if (small) cleanup.add("redis-server (events)", () => small.stop());
+      const ctx = { dashboard, viewer, cleanup };
+      sections.push(await section("events", only, () => measureEventLatency({ ...ctx, redis: small! }, notifications, log)));
+      sections.push(await section("memory", only, () => measureAgentMemory({ ...ctx, redis: big! }, notifications, TOTAL_LOCKS, log)));
+      // ZooKeeper's JVM is the largest process of the run: free the big Redis first.
+      await stopBig?.();
+      sections.push(await section("zookeeper", only, () => measureZookeeper(ctx, log)));
+    } else {
+      for (const id of ["events", "memory", "zookeeper"] as const) sections.push(await section(id, only, () => Promise.reject(new Error("unreachable"))));
+    }
+  } finally {
+    log("stopping servers");
+    await cleanup.runAll(log);
+  }
+
+  machine.loadEnd = currentLoad();
+  const report: RunReport = { machine, durationMs: performance.now() - started, sections };
+  process.stdout.write(`${renderConsole(report)}\n`);
+  const resultsDir = path.join(root, "bench", "results");
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = renderMarkdown(report);
+  writeFileSync(path.join(resultsDir, "latest.md"), `${markdown}\n`);
+  log("wrote bench/results/latest.json and bench/results/latest.md");
+  if (updateDoc) {
+    const docPath = path.join(root, "BENCHMARKS.md");
+    const doc = spliceDoc(readFileSync(docPath, "utf8"), markdown);
+    if (doc === null) log("BENCHMARKS.md has no results markers: not updated");
+    else {
+      writeFileSync(docPath, doc);
+      log("updated the results section of BENCHMARKS.md");
+    }
+  }
+  return sections.some((s) => s.status === "failed") ? 1 : 0;
+}
+
+// Last resort: whatever happens, no redis-server, JVM, dashboard or agent outlives the bench.
+process.on("exit", () => {
+  const killed = killOwnDescendantsSync();
+  if (killed > 0) process.stderr.write(`[bench] killed ${killed} leftover child process(es)\n`);
+});
+const watchdog = setTimeout(() => {
+  log(`still running after ${WATCHDOG_MS / 60_000} minutes: giving up`);
+  process.exit(2);
+}, WATCHDOG_MS);
+watchdog.unref();
+
+main()
+  .then((code) => process.exit(code))
+  .catch((err: unknown) => {
+    log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  });
