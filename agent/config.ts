@@ -35,6 +35,8 @@ export interface AgentConfig {
   /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
   bufferEvents: number;
   commandTimeoutMs: number;
+  /** How long takeover and zombie hazards stay on a lock after they happened. */
+  hazardMemoryMs: number;
   /** Keyspace notifications: off, use (subscribe if the server publishes them), enable (turn them on: opt-in). */
   keyspaceNotifications: "off" | "use" | "enable";
   /** Longest an operator expects a lock to be held before it is flagged (held-too-long / zombie-renewal); 0 = off. */
@@ -119,6 +121,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
     bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),
     commandTimeoutMs: readInt(env, "COMMAND_TIMEOUT_MS", 2000, 50, 60_000),
+    hazardMemoryMs: readInt(env, "HAZARD_MEMORY_MS", 5 * 60_000, 1000, 86_400_000),
     keyspaceNotifications: readEnum(env, "KEYSPACE_NOTIFICATIONS", ["off", "use", "enable"] as const, "use"),
     maxHoldMs: readInt(env, "LOCK_MAX_HOLD_MS", 15 * 60_000, 0, 30 * 86_400_000),
     file: readConfigFile(env),

@@ -46,7 +46,7 @@ function fingerprint(lock: Lock): string {
  */
 export class LockTracker {
   private readonly tracked = new Map<string, Tracked>();
-  private readonly recentReleases = new Map<string, { owner: string | null; atMs: number }>();
+  private readonly recentReleases = new Map<string, { owner: string | null; atMs: number; type: LockEventType }>();
   private readonly tolerance: number;
   private readonly historyOpts: HistoryHazardOptions;
 
@@ -87,6 +87,15 @@ export class LockTracker {
       if (!prev) {
         const history: HoldingHistory = { sinceMs: observedAtMs, renewals: [], maxTtlMs: obs.ttlMs };
         const released = this.recentReleases.get(obs.id);
+        // The previous holder's lease ran out (it did not release) and someone else took the lock soon after: the
+        // "slow holder outlived its TTL" case, seen across two polls instead of within one.
+        if (
+          released?.type === "expired" &&
+          released.owner !== obs.owner &&
+          observedAtMs - released.atMs <= this.historyOpts.rememberMs
+        ) {
+          history.tookOverExpired = { previousOwner: released.owner, atMs: observedAtMs };
+        }
         // Only random tokens count: Redisson's `<uuid>:<threadId>` or a literal "1" legitimately come back.
         if (released && obs.kind === "string" && (obs.owner?.length ?? 0) >= 16 && released.owner === obs.owner) {
           history.reappearedAfterRelease = { atMs: observedAtMs };
@@ -147,9 +156,9 @@ export class LockTracker {
         this.tolerance,
       );
       this.tracked.delete(id);
-      this.rememberRelease(id, prev.lock.owner, atMs);
-      out.removed.push(id);
       const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
+      this.rememberRelease(id, prev.lock.owner, atMs, type);
+      out.removed.push(id);
       out.events.push(
         this.event(type, { ...prev.lock, ttlMs: null }, atMs, {
           ...detail,
@@ -180,9 +189,9 @@ export class LockTracker {
     return extra.length > 0 ? { ...lock, hazards: [...lock.hazards, ...extra] } : lock;
   }
 
-  private rememberRelease(id: string, owner: string | null, atMs: number): void {
+  private rememberRelease(id: string, owner: string | null, atMs: number, type: LockEventType): void {
     this.recentReleases.delete(id);
-    this.recentReleases.set(id, { owner, atMs });
+    this.recentReleases.set(id, { owner, atMs, type });
     if (this.recentReleases.size > RECENT_RELEASES) {
       this.recentReleases.delete(this.recentReleases.keys().next().value!);
     }

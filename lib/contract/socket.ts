@@ -4,6 +4,7 @@
  */
 import type { Lock, LockEvent, SourceStatus } from "./lock";
 import type { ReleaseCommand, ReleaseResult } from "./release";
+import type { AlertView } from "./alerts";
 
 export const AGENT_NAMESPACE = "/agent";
 export const UI_NAMESPACE = "/ui";
@@ -59,6 +60,7 @@ export interface UiDelta {
 }
 
 export interface ServerToUiEvents {
+  "alerts:changed": (payload: { raised: AlertView[]; resolved: AlertView[]; open: number }) => void;
   "locks:state": (state: UiState) => void;
   "locks:delta": (delta: UiDelta) => void;
   "events:new": (payload: { events: LockEvent[] }) => void;

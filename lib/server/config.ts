@@ -1,4 +1,6 @@
-import { ConfigError, readBool, readInt, readString, type Env } from "../config/env";
+import { ConfigError, readBool, readHttpUrl, readInt, readList, readString, type Env } from "../config/env";
+import { DEFAULT_ALERT_RULES, type AlertRulesConfig } from "./alerts/rules";
+import { parseWebhookTargets, type WebhookTarget } from "./alerts/webhooks";
 import { loadAuthConfig, type AuthConfig } from "./auth/principals";
 import { databaseFileUrl } from "./database-url";
 
@@ -16,6 +18,12 @@ export interface DashboardConfig {
   sessionSecret: string | null;
   /** Force-release attempts per operator per minute. */
   releasesPerMinute: number;
+  alertRules: AlertRulesConfig;
+  webhooks: WebhookTarget[];
+  /** Where operators open the dashboard, for links in webhook messages. */
+  publicUrl: string | null;
+  retentionDays: number;
+  rollupRetentionDays: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -54,5 +62,21 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     secureCookies: readBool(env, "COOKIE_SECURE", false),
     sessionSecret: sessionSecret || null,
     releasesPerMinute: readInt(env, "RELEASES_PER_MINUTE", 10, 1, 1000),
+    alertRules: {
+      maxHoldMs: readInt(env, "ALERT_MAX_HOLD_MS", DEFAULT_ALERT_RULES.maxHoldMs, 0, 30 * 86_400_000),
+      maxWaiters: readInt(env, "ALERT_MAX_WAITERS", DEFAULT_ALERT_RULES.maxWaiters, 0, 1_000_000),
+      maxWaitMs: readInt(env, "ALERT_MAX_WAIT_MS", DEFAULT_ALERT_RULES.maxWaitMs, 0, 30 * 86_400_000),
+      disabled: new Set(readList(env, "ALERT_DISABLED_RULES") ?? []),
+    },
+    webhooks: parseWebhookTargets(
+      (readList(env, "ALERT_WEBHOOK_URLS") ?? []).map((u) => {
+        const bare = u.replace(/^slack:/, "");
+        readHttpUrl({ ALERT_WEBHOOK_URLS: bare }, "ALERT_WEBHOOK_URLS", bare);
+        return u;
+      }),
+    ),
+    publicUrl: env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null,
+    retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
+    rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
   };
 }

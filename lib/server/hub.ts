@@ -11,6 +11,7 @@ import {
   type UiDelta,
   type UiToServerEvents,
 } from "../contract/socket";
+import type { LockEvent } from "../contract/lock";
 import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
 import type { Authenticator } from "./auth/authenticator";
@@ -37,6 +38,10 @@ export function attachHub(
     agents: AgentGateway;
     agentToken: string;
     log: (line: string) => void;
+    /** Called with newly stored events (metrics, alert evaluation). */
+    onEvents?: (events: LockEvent[]) => void;
+    /** Called after any change of the live state. */
+    onChange?: () => void;
   },
 ): Server {
   const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
@@ -48,6 +53,7 @@ export function attachHub(
 
   const broadcast = (delta: UiDelta | null) => {
     if (delta) ui.emit("locks:delta", delta);
+    deps.onChange?.();
   };
 
   agents.use((socket, next) => {
@@ -80,16 +86,20 @@ export function attachHub(
       const parsed = parseAgentUpdate(raw);
       if (!parsed.ok) return reply(refuse(`invalid update: ${parsed.error}`));
       if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
-      let stored: string[];
+      let saved: { stored: string[]; fresh: LockEvent[] };
       try {
-        stored = await deps.store.saveEvents(parsed.value.events);
+        saved = await deps.store.saveEvents(parsed.value.events);
       } catch (err) {
         deps.log(`could not store events from ${agentId}: ${String(err)}`);
         return reply(refuse("store unavailable; keep the events and retry"));
       }
       broadcast(deps.live.applyUpdate(parsed.value));
-      if (parsed.value.events.length > 0) ui.emit("events:new", { events: parsed.value.events });
-      reply({ ok: true, stored });
+      // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
+      if (saved.fresh.length > 0) {
+        ui.emit("events:new", { events: saved.fresh });
+        deps.onEvents?.(saved.fresh);
+      }
+      reply({ ok: true, stored: saved.stored });
     });
     socket.on("disconnect", (reason) => {
       deps.log(`agent ${agentId} disconnected (${reason})`);
@@ -112,6 +122,11 @@ export function attachHub(
     socket.emit("locks:state", deps.live.state());
   });
   return io;
+}
+
+/** The /ui namespace, for pushing alert changes to browsers. */
+export function uiNamespace(io: Server) {
+  return io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
 }
 
 function refuse(error: string): AgentAck {

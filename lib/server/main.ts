@@ -8,7 +8,11 @@ import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
 import { loadDashboardConfig } from "./config";
 import { createHttpHandler } from "./http-handler";
-import { attachHub } from "./hub";
+import { AlertEngine } from "./alerts/alert-engine";
+import { WebhookSender } from "./alerts/webhooks";
+import { attachHub, uiNamespace } from "./hub";
+import { Metrics } from "./metrics";
+import { RetentionPruner } from "./retention";
 import { LiveState } from "./live-state";
 import { applyMigrations, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
@@ -38,6 +42,45 @@ async function main(): Promise<void> {
     pages = app.getRequestHandler();
   }
 
+  const alerts = new AlertEngine({
+    live,
+    store,
+    rules: config.alertRules,
+    webhooks: config.webhooks,
+    publicUrl: config.publicUrl,
+  });
+  const openByRule = new Map<string, number>();
+  const metrics = new Metrics(live, () => openByRule);
+  const webhooks = new WebhookSender(store, log);
+  const pruner = new RetentionPruner(store, {
+    eventDays: config.retentionDays,
+    rollupDays: config.rollupRetentionDays,
+    log,
+  });
+
+  // Alerts follow the live state: evaluated after changes (at most every 500 ms) and every 2 s regardless, so
+  // time-based rules (held too long) fire without a change.
+  let evaluating: NodeJS.Timeout | null = null;
+  const evaluateAlerts = () => {
+    evaluating = null;
+    alerts
+      .evaluate()
+      .then(async (changes) => {
+        const open = await store.openAlerts();
+        openByRule.clear();
+        for (const a of open) openByRule.set(a.rule, (openByRule.get(a.rule) ?? 0) + 1);
+        for (const a of changes.raised) log(`alert raised: ${a.rule} ${a.resource ?? a.source} (${a.severity})`);
+        return { changes, open: open.filter((a) => a.state === "open").length };
+      })
+      .then(({ changes, open }) => {
+        if (changes.raised.length || changes.resolved.length) ui?.emit("alerts:changed", { ...changes, open });
+      })
+      .catch((err: unknown) => log(`alert evaluation failed: ${err instanceof Error ? err.message : String(err)}`));
+  };
+  const scheduleAlerts = () => {
+    evaluating ??= setTimeout(evaluateAlerts, 500);
+  };
+
   const deps = {
     live,
     store,
@@ -46,9 +89,30 @@ async function main(): Promise<void> {
     releaseLimiter: new RateLimiter(config.releasesPerMinute, 60_000),
     signInLimiter: new RateLimiter(20, 60_000),
     secureCookies: config.secureCookies,
+    alerts,
+    metrics,
+    onAlertsChanged: () => {
+      void store.openAlerts().then((open) =>
+        ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
+      );
+    },
   };
   const server = createServer(createHttpHandler(deps, pages, log));
-  attachHub(server, { live, store, auth, agents, agentToken: config.agentToken, log });
+  const io = attachHub(server, {
+    live,
+    store,
+    auth,
+    agents,
+    agentToken: config.agentToken,
+    log,
+    onEvents: (events) => metrics.observeEvents(events),
+    onChange: scheduleAlerts,
+  });
+  const ui = uiNamespace(io);
+  const alertTimer = setInterval(scheduleAlerts, 2000);
+  alertTimer.unref();
+  webhooks.start();
+  pruner.start();
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -64,6 +128,9 @@ async function main(): Promise<void> {
 
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);
+    clearInterval(alertTimer);
+    webhooks.stop();
+    pruner.stop();
     server.close();
     void store.close().finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 3000).unref();

@@ -7,7 +7,23 @@ import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
+import type { AlertState, AlertView } from "../contract/alerts";
+import type { Severity } from "../contract/lock";
 import type { AuditEntryView, ReleaseNodeResult, ReleaseOutcome } from "../contract/release";
+
+export interface ResourceHourRow {
+  lockId: string;
+  resource: string;
+  backend: string;
+  hour: Date;
+  acquisitions: number;
+  releases: number;
+  expiries: number;
+  ownerChanges: number;
+  holdCount: number;
+  holdMsSum: number;
+  holdMsMax: number;
+}
 import { databaseFileUrl } from "./database-url";
 
 export interface EventQuery {
@@ -28,11 +44,54 @@ export interface AuditQuery {
   limit: number;
 }
 
+export interface NewAlert {
+  key: string;
+  rule: string;
+  severity: string;
+  lockId: string | null;
+  backend: string | null;
+  source: string;
+  resource: string | null;
+  message: string;
+  evidence: Record<string, unknown>;
+  raisedAt: Date;
+}
+
+export interface OutboxItem {
+  url: string;
+  body: string;
+  kind: string;
+}
+
+export interface PendingDelivery {
+  id: string;
+  url: string;
+  body: string;
+  attempts: number;
+}
+
 export interface HistoryStore {
+  openAlerts(): Promise<AlertView[]>;
+  /** Stores the alert and its webhook deliveries in one transaction. */
+  raiseAlert(alert: NewAlert, outbox: (id: string) => OutboxItem[]): Promise<AlertView>;
+  resolveAlert(id: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
+  acknowledgeAlert(id: string, by: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
+  listAlerts(q: { state?: string; limit: number }): Promise<AlertView[]>;
+  dueDeliveries(now: Date, limit: number): Promise<PendingDelivery[]>;
+  markDelivered(id: string, at: Date): Promise<void>;
+  markFailed(id: string, error: string, nextAttemptAt: Date): Promise<void>;
+  pendingDeliveries(): Promise<number>;
+  /** Events of a window for history charts (bounded). */
+  eventsInWindow(q: { lockId?: string; since: Date; types?: string[]; limit: number }): Promise<LockEvent[]>;
+  hourlyRollups(since: Date): Promise<ResourceHourRow[]>;
+  /** Deletes raw events older than `before`, in small batches; returns how many went. */
+  pruneEvents(before: Date, batch: number): Promise<number>;
+  /** Deletes rollups, delivered webhooks and resolved alerts older than `before`. */
+  pruneAggregates(before: Date): Promise<number>;
   addAudit(entry: NewAuditEntry): Promise<AuditEntryView>;
   listAudit(query: AuditQuery): Promise<AuditEntryView[]>;
-  /** Stores events once each (idempotent on the agent-assigned id); returns the ids now stored. */
-  saveEvents(events: readonly LockEvent[]): Promise<string[]>;
+  /** Stores events once each (idempotent on the agent-assigned id): the ids now stored, and which were new. */
+  saveEvents(events: readonly LockEvent[]): Promise<{ stored: string[]; fresh: LockEvent[] }>;
   listEvents(query: EventQuery): Promise<LockEvent[]>;
   countEvents(): Promise<number>;
   touchAgent(agent: { id: string; name: string; version: string }): Promise<void>;
@@ -50,6 +109,7 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
   return {
     async saveEvents(events) {
       const stored: string[] = [];
+      const freshAll: LockEvent[] = [];
       for (let i = 0; i < events.length; i += CHUNK) {
         const chunk = events.slice(i, i + CHUNK);
         await prisma.$transaction(async (tx) => {
@@ -60,10 +120,26 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
           const have = new Set(existing.map((e) => e.id));
           const fresh = dedupe(chunk.filter((e) => !have.has(e.id)));
           if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
+          freshAll.push(...fresh);
+          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count.
+          for (const r of rollup(fresh)) {
+            const { lockId, resource: _r, backend: _b, hour, holdMsMax, ...counts } = r;
+            await tx.resourceHour.upsert({
+              where: { lockId_hour: { lockId, hour } },
+              create: r,
+              update: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, { increment: v }])),
+            });
+            if (holdMsMax > 0) {
+              await tx.resourceHour.updateMany({
+                where: { lockId, hour, holdMsMax: { lt: holdMsMax } },
+                data: { holdMsMax },
+              });
+            }
+          }
         });
         stored.push(...chunk.map((e) => e.id));
       }
-      return stored;
+      return { stored, fresh: freshAll };
     },
     async listEvents(q) {
       const rows = await prisma.event.findMany({
@@ -105,6 +181,100 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
         take: q.limit,
       });
       return rows.map(auditFromRow);
+    },
+    async openAlerts() {
+      const rows = await prisma.alert.findMany({ where: { state: { in: ["open", "acknowledged"] } } });
+      return rows.map(alertFromRow);
+    },
+    async raiseAlert(a, outbox) {
+      const id = randomUUID();
+      const row = await prisma.$transaction(async (tx) => {
+        const created = await tx.alert.create({
+          data: { ...a, id, state: "open", evidence: JSON.stringify(a.evidence) },
+        });
+        await addOutbox(tx, id, outbox(id));
+        return created;
+      });
+      return alertFromRow(row);
+    },
+    async resolveAlert(id, at, outbox) {
+      const row = await prisma.$transaction(async (tx) => {
+        const updated = await tx.alert.updateMany({
+          where: { id, state: { in: ["open", "acknowledged"] } },
+          data: { state: "resolved", resolvedAt: at },
+        });
+        if (updated.count === 0) return null;
+        await addOutbox(tx, id, outbox);
+        return tx.alert.findUnique({ where: { id } });
+      });
+      return row ? alertFromRow(row) : null;
+    },
+    async acknowledgeAlert(id, by, at, outbox) {
+      const row = await prisma.$transaction(async (tx) => {
+        const updated = await tx.alert.updateMany({
+          where: { id, state: "open" },
+          data: { state: "acknowledged", ackedAt: at, ackedBy: by },
+        });
+        if (updated.count === 0) return null;
+        await addOutbox(tx, id, outbox);
+        return tx.alert.findUnique({ where: { id } });
+      });
+      return row ? alertFromRow(row) : null;
+    },
+    async listAlerts(q) {
+      const rows = await prisma.alert.findMany({
+        where: q.state ? { state: q.state } : {},
+        orderBy: [{ raisedAt: "desc" }],
+        take: q.limit,
+      });
+      // Open first, then acknowledged, then resolved; newest first within each.
+      const rank: Record<string, number> = { open: 0, acknowledged: 1, resolved: 2 };
+      return rows.map(alertFromRow).sort((a, b) => rank[a.state]! - rank[b.state]!);
+    },
+    async dueDeliveries(now, limit) {
+      const rows = await prisma.outboxMessage.findMany({
+        where: { deliveredAt: null, nextAttemptAt: { lte: now } },
+        orderBy: { createdAt: "asc" },
+        take: limit,
+      });
+      return rows.map((r) => ({ id: r.id, url: r.url, body: r.body, attempts: r.attempts }));
+    },
+    async markDelivered(id, at) {
+      await prisma.outboxMessage.update({ where: { id }, data: { deliveredAt: at, attempts: { increment: 1 } } });
+    },
+    async markFailed(id, error, nextAttemptAt) {
+      await prisma.outboxMessage.update({
+        where: { id },
+        data: { lastError: error.slice(0, 500), nextAttemptAt, attempts: { increment: 1 } },
+      });
+    },
+    pendingDeliveries: () => prisma.outboxMessage.count({ where: { deliveredAt: null } }),
+    async eventsInWindow(q) {
+      const rows = await prisma.event.findMany({
+        where: {
+          at: { gte: q.since },
+          ...(q.lockId ? { lockId: q.lockId } : {}),
+          ...(q.types ? { type: { in: q.types } } : {}),
+        },
+        orderBy: { at: "asc" },
+        take: q.limit,
+      });
+      return rows.map(fromRow);
+    },
+    hourlyRollups: (since) => prisma.resourceHour.findMany({ where: { hour: { gte: since } } }),
+    async pruneEvents(before, batch) {
+      const old = await prisma.event.findMany({ where: { at: { lt: before } }, select: { id: true }, take: batch });
+      if (old.length === 0) return 0;
+      const { count } = await prisma.event.deleteMany({ where: { id: { in: old.map((o) => o.id) } } });
+      return count;
+    },
+    async pruneAggregates(before) {
+      const [a, b, c] = await prisma.$transaction([
+        prisma.resourceHour.deleteMany({ where: { hour: { lt: before } } }),
+        prisma.outboxMessage.deleteMany({ where: { deliveredAt: { lt: before } } }),
+        prisma.alert.deleteMany({ where: { state: "resolved", resolvedAt: { lt: before } } }),
+      ]);
+      return a.count + b.count + c.count;
     },
     close: () => prisma.$disconnect(),
   };
@@ -198,4 +368,80 @@ function auditFromRow(r: {
     perNode = [];
   }
   return { ...r, at: r.at.toISOString(), outcome: r.outcome as ReleaseOutcome, perNode };
+}
+
+type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
+
+async function addOutbox(tx: Tx, alertId: string, items: OutboxItem[]): Promise<void> {
+  if (items.length === 0) return;
+  const now = new Date();
+  await tx.outboxMessage.createMany({
+    data: items.map((i) => ({ id: randomUUID(), alertId, kind: i.kind, url: i.url, body: i.body, nextAttemptAt: now })),
+  });
+}
+
+function alertFromRow(r: {
+  id: string;
+  key: string;
+  rule: string;
+  severity: string;
+  state: string;
+  lockId: string | null;
+  backend: string | null;
+  source: string;
+  resource: string | null;
+  message: string;
+  evidence: string;
+  raisedAt: Date;
+  ackedAt: Date | null;
+  ackedBy: string | null;
+  resolvedAt: Date | null;
+}): AlertView {
+  let evidence: Record<string, unknown> = {};
+  try {
+    evidence = JSON.parse(r.evidence) as Record<string, unknown>;
+  } catch {
+    evidence = {};
+  }
+  return {
+    ...r,
+    severity: r.severity as Severity,
+    state: r.state as AlertState,
+    backend: r.backend as Backend | null,
+    evidence,
+    raisedAt: r.raisedAt.toISOString(),
+    ackedAt: r.ackedAt?.toISOString() ?? null,
+    resolvedAt: r.resolvedAt?.toISOString() ?? null,
+  };
+}
+
+const HOUR = 3_600_000;
+
+/** Counts of fresh events per resource and hour. */
+export function rollup(events: readonly LockEvent[]): ResourceHourRow[] {
+  const rows = new Map<string, ResourceHourRow>();
+  for (const e of events) {
+    if (e.type === "source-down" || e.type === "source-up") continue;
+    const hour = new Date(Math.floor(Date.parse(e.at) / HOUR) * HOUR);
+    const key = `${e.lockId}\u0000${hour.getTime()}`;
+    let r = rows.get(key);
+    if (!r) {
+      r = { lockId: e.lockId, resource: e.resource, backend: e.backend, hour, acquisitions: 0, releases: 0, expiries: 0, ownerChanges: 0, holdCount: 0, holdMsSum: 0, holdMsMax: 0 };
+      rows.set(key, r);
+    }
+    if (e.type === "acquired") r.acquisitions++;
+    else if (e.type === "released") r.releases++;
+    else if (e.type === "expired") r.expiries++;
+    else if (e.type === "owner-changed") {
+      r.ownerChanges++;
+      r.acquisitions++;
+    }
+    const held = e.detail?.heldMs;
+    if (typeof held === "number" && held >= 0 && e.type !== "acquired" && e.type !== "renewed") {
+      r.holdCount++;
+      r.holdMsSum += held;
+      r.holdMsMax = Math.max(r.holdMsMax, held);
+    }
+  }
+  return [...rows.values()];
 }

@@ -1,5 +1,7 @@
 import { getSession, signIn, signOut } from "./auth-api";
+import { acknowledgeAlert, listAlerts } from "./alerts-api";
 import { listAudit } from "./audit-api";
+import { lockHistory, metrics, topHistory } from "./history-api";
 import { getLock, health, listEvents, listLocks } from "./read-api";
 import { releaseLock } from "./release-api";
 import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
@@ -19,8 +21,18 @@ export async function routeApi(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswe
     if (m !== "POST") return fail(405, "use POST");
     return releaseLock(req, deps, decodeURIComponent(parts[1]!));
   }
+  if (parts[0] === "alerts" && parts.length === 3 && parts[2] === "ack") {
+    if (m !== "POST") return fail(405, "use POST");
+    return acknowledgeAlert(req, deps, decodeURIComponent(parts[1]!));
+  }
   if (m !== "GET") return fail(405, `${m} is not allowed here`);
   if (path === "audit") return listAudit(req, deps);
+  if (path === "alerts") return listAlerts(req, deps);
+  if (path === "metrics") return metrics(req, deps);
+  if (path === "history/top") return topHistory(req, deps);
+  if (parts[0] === "history" && parts[1] === "locks" && parts.length === 3) {
+    return lockHistory(req, deps, decodeURIComponent(parts[2]!));
+  }
 
   const denied = requireRole(req, "viewer");
   if (denied) return denied;

@@ -5,6 +5,8 @@ import type { LiveState } from "../live-state";
 import type { RateLimiter } from "../rate-limit";
 import type { HistoryStore } from "../store";
 import type { AgentGateway } from "../agent-gateway";
+import type { AlertEngine } from "../alerts/alert-engine";
+import type { Metrics } from "../metrics";
 
 export interface ApiRequest {
   method: string;
@@ -31,6 +33,10 @@ export interface ApiDeps {
   releaseLimiter: RateLimiter;
   signInLimiter: RateLimiter;
   secureCookies: boolean;
+  alerts: AlertEngine;
+  metrics: Metrics;
+  /** Tells browsers that alerts changed (after an acknowledgement). */
+  onAlertsChanged: () => void;
 }
 
 export function fail(status: number, error: string, headers?: Record<string, string>): ApiAnswer {

@@ -1,0 +1,62 @@
+/** Alerts and contention history, as the API and the browser see them. */
+import type { Backend, Severity } from "./lock";
+
+export type AlertState = "open" | "acknowledged" | "resolved";
+
+export interface AlertView {
+  id: string;
+  key: string;
+  rule: string;
+  severity: Severity;
+  state: AlertState;
+  lockId: string | null;
+  backend: Backend | null;
+  source: string;
+  resource: string | null;
+  message: string;
+  /** Recent events and facts at the time it was raised. */
+  evidence: Record<string, unknown>;
+  raisedAt: string;
+  ackedAt: string | null;
+  ackedBy: string | null;
+  resolvedAt: string | null;
+}
+
+export interface AlertsResponse {
+  alerts: AlertView[];
+  open: number;
+}
+
+export interface Distribution {
+  count: number;
+  p50: number | null;
+  p95: number | null;
+  max: number | null;
+  /** Counts per bucket; `leMs` is the bucket's upper bound. */
+  histogram: Array<{ leMs: number; count: number }>;
+}
+
+export interface ResourceHistory {
+  resource: string;
+  windowMs: number;
+  /** Per time bucket: acquisitions, owner changes, expiries. */
+  buckets: Array<{ t: string; acquisitions: number; ownerChanges: number; expiries: number }>;
+  hold: Distribution;
+  wait: Distribution;
+  /** Holdings in time order: who held it from when to when, and how it ended. */
+  timeline: Array<{ owner: string | null; from: string; to: string | null; end: string | null }>;
+}
+
+export interface TopContended {
+  windowMs: number;
+  resources: Array<{
+    resource: string;
+    backend: string;
+    lockId: string;
+    acquisitions: number;
+    ownerChanges: number;
+    expiries: number;
+    holdAvgMs: number | null;
+    holdMaxMs: number | null;
+  }>;
+}

@@ -1,0 +1,112 @@
+import type { Backend, Lock, Severity, SourceStatus } from "../../contract/lock";
+
+export interface AlertRulesConfig {
+  /** Held longer than this raises held-too-long (0: off). */
+  maxHoldMs: number;
+  /** More waiters than this raises too-many-waiters (0: off). */
+  maxWaiters: number;
+  /** A waiter waiting longer than this raises waited-too-long (0: off). */
+  maxWaitMs: number;
+  /** Rule names switched off by the operator. */
+  disabled: ReadonlySet<string>;
+}
+
+export const DEFAULT_ALERT_RULES: AlertRulesConfig = {
+  maxHoldMs: 15 * 60_000,
+  maxWaiters: 10,
+  maxWaitMs: 5 * 60_000,
+  disabled: new Set(),
+};
+
+/** A condition that holds now; an alert is open for each one, keyed by rule and lock (or source). */
+export interface Condition {
+  key: string;
+  rule: string;
+  severity: Severity;
+  lockId: string | null;
+  backend: Backend | null;
+  source: string;
+  resource: string | null;
+  message: string;
+}
+
+/**
+ * Hazard codes the agents report, grouped into the alert rules operators switch on and off. Hazards not listed
+ * here raise an alert of their own name when they are critical.
+ */
+export const HAZARD_RULES: Record<string, string> = {
+  "expired-while-held": "expired-while-held",
+  "no-ttl": "no-ttl",
+  "redisson-no-lease": "no-ttl",
+  "redis-py-no-timeout": "no-ttl",
+  "redlock-quorum-lost": "redlock-quorum-lost",
+  "redlock-minority": "redlock-minority",
+  "redlock-split": "redlock-minority",
+  "redlock-clock-skew": "redlock-clock-skew",
+  herd: "zk-herd",
+  "stuck-waiter": "zk-stuck-waiter",
+  "renewals-stopped": "renewals-stopped",
+  "zombie-renewal": "zombie-renewal",
+  "not-replicated": "not-replicated",
+};
+
+function fmt(ms: number): string {
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** Which alert conditions hold now, from the live locks and sources (pure). */
+export function evaluateConditions(
+  locks: readonly Lock[],
+  sources: readonly SourceStatus[],
+  nowMs: number,
+  cfg: AlertRulesConfig,
+): Condition[] {
+  const out = new Map<string, Condition>();
+  const add = (c: Omit<Condition, "key">) => {
+    if (cfg.disabled.has(c.rule)) return;
+    const key = `${c.rule}:${c.lockId ?? c.source}`;
+    if (!out.has(key)) out.set(key, { ...c, key });
+  };
+  for (const lock of locks) {
+    const base = { lockId: lock.id, backend: lock.backend, source: lock.source, resource: lock.resource };
+    for (const h of lock.hazards) {
+      const rule = HAZARD_RULES[h.code] ?? (h.severity === "critical" ? h.code : null);
+      if (rule) add({ ...base, rule, severity: h.severity, message: h.message });
+    }
+    const heldMs = nowMs - Date.parse(lock.since);
+    if (cfg.maxHoldMs > 0 && heldMs > cfg.maxHoldMs) {
+      add({ ...base, rule: "held-too-long", severity: "warning", message: `Held for ${fmt(heldMs)} (limit ${fmt(cfg.maxHoldMs)}).` });
+    }
+    if (cfg.maxWaiters > 0 && lock.waiters.length > cfg.maxWaiters) {
+      add({
+        ...base,
+        rule: "too-many-waiters",
+        severity: "warning",
+        message: `${lock.waiters.length} waiters queue behind it (limit ${cfg.maxWaiters}).`,
+      });
+    }
+    const oldestWait = Math.max(0, ...lock.waiters.map((w) => (w.since ? nowMs - Date.parse(w.since) : 0)));
+    if (cfg.maxWaitMs > 0 && oldestWait > cfg.maxWaitMs) {
+      add({
+        ...base,
+        rule: "waited-too-long",
+        severity: "warning",
+        message: `A waiter has waited ${fmt(oldestWait)} (limit ${fmt(cfg.maxWaitMs)}): the queue may be stuck.`,
+      });
+    }
+  }
+  for (const s of sources) {
+    if (!s.up) {
+      add({
+        rule: "source-down",
+        severity: "critical",
+        lockId: null,
+        backend: s.kind,
+        source: s.id,
+        resource: null,
+        message: `${s.id} is down: ${s.error ?? "no answer"}. Its locks are shown as last seen.`,
+      });
+    }
+  }
+  return [...out.values()];
+}

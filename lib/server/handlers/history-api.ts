@@ -1,0 +1,41 @@
+import { resourceHistory, topContended } from "../history";
+import { LOCK_ID } from "./read-api";
+import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
+
+const WINDOWS: Record<string, number> = { "15m": 900_000, "1h": 3_600_000, "6h": 21_600_000, "24h": 86_400_000, "7d": 604_800_000 };
+const MAX_EVENTS = 50_000;
+
+function windowOf(req: ApiRequest): number | null {
+  return WINDOWS[req.url.searchParams.get("window") ?? "1h"] ?? null;
+}
+
+/** GET /api/history/locks/:id?window=1h: acquisitions, hold and wait distributions, holder timeline. */
+export async function lockHistory(req: ApiRequest, deps: ApiDeps, lockId: string): Promise<ApiAnswer> {
+  const denied = requireRole(req, "viewer");
+  if (denied) return denied;
+  if (!LOCK_ID.test(lockId)) return fail(400, "lock id must be URL-safe (A-Z a-z 0-9 _ -)");
+  const windowMs = windowOf(req);
+  if (windowMs === null) return fail(400, `window must be one of ${Object.keys(WINDOWS).join(", ")}`);
+  const now = Date.now();
+  const events = await deps.store.eventsInWindow({ lockId, since: new Date(now - windowMs), limit: MAX_EVENTS });
+  const resource = deps.live.lock(lockId)?.resource ?? events[events.length - 1]?.resource ?? lockId;
+  return { status: 200, body: resourceHistory(resource, events, windowMs, now) };
+}
+
+/** GET /api/history/top?window=24h: the most contended resources across all backends. */
+export async function topHistory(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
+  const denied = requireRole(req, "viewer");
+  if (denied) return denied;
+  const windowMs = windowOf(req);
+  if (windowMs === null) return fail(400, `window must be one of ${Object.keys(WINDOWS).join(", ")}`);
+  // Rollups are hourly: the window starts at the top of its first hour.
+  const since = new Date(Math.floor((Date.now() - windowMs) / 3_600_000) * 3_600_000);
+  return { status: 200, body: topContended(await deps.store.hourlyRollups(since), windowMs) };
+}
+
+/** GET /api/metrics: Prometheus text format (scrape with a viewer token). */
+export async function metrics(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
+  const denied = requireRole(req, "viewer");
+  if (denied) return denied;
+  return { status: 200, body: await deps.metrics.registry.metrics(), contentType: deps.metrics.registry.contentType };
+}

@@ -1,0 +1,81 @@
+import { Gauge, Histogram, Registry } from "prom-client";
+import type { LockEvent } from "../contract/lock";
+import type { LiveState } from "./live-state";
+
+/**
+ * Prometheus metrics for GET /api/metrics. Gauges are read from the live state at scrape time; the hold-time
+ * histogram is fed by stored events as they arrive.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly holdSeconds: Histogram<"backend">;
+
+  constructor(live: LiveState, openAlertsByRule: () => Map<string, number>) {
+    const locks = new Gauge({
+      name: "lockscope_locks_held",
+      help: "Locks currently held, by backend and source.",
+      labelNames: ["backend", "source"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const l of live.locks()) locks.inc({ backend: l.backend, source: l.source });
+      },
+    });
+    const waiters = new Gauge({
+      name: "lockscope_lock_waiters",
+      help: "Visible waiters behind held locks, by backend and source.",
+      labelNames: ["backend", "source"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const l of live.locks()) waiters.inc({ backend: l.backend, source: l.source }, l.waiters.length);
+      },
+    });
+    const up = new Gauge({
+      name: "lockscope_source_up",
+      help: "1 when the agent reaches the source, 0 when it is down.",
+      labelNames: ["kind", "source"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of live.sources()) up.set({ kind: s.kind, source: s.id }, s.up ? 1 : 0);
+      },
+    });
+    const scan = new Gauge({
+      name: "lockscope_agent_scan_duration_seconds",
+      help: "Duration of the agent's last full scan of the source.",
+      labelNames: ["kind", "source"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of live.sources()) if (s.lastScanMs !== undefined) scan.set({ kind: s.kind, source: s.id }, s.lastScanMs / 1000);
+      },
+    });
+    const alerts = new Gauge({
+      name: "lockscope_alerts_firing",
+      help: "Open (unresolved) alerts by rule.",
+      labelNames: ["rule"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [rule, n] of openAlertsByRule()) alerts.set({ rule }, n);
+      },
+    });
+    this.holdSeconds = new Histogram({
+      name: "lockscope_hold_seconds",
+      help: "How long locks were held, observed when a holding ends.",
+      labelNames: ["backend"],
+      buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [this.registry],
+    });
+  }
+
+  observeEvents(events: readonly LockEvent[]): void {
+    for (const e of events) {
+      const held = e.detail?.heldMs;
+      if ((e.type === "released" || e.type === "expired" || e.type === "owner-changed") && typeof held === "number") {
+        this.holdSeconds.observe({ backend: e.backend }, held / 1000);
+      }
+    }
+  }
+}
