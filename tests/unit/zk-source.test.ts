@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { FourLetterWord } from "../../agent/sources/zookeeper/four-letter-words";
 import { ZookeeperSource, type ZookeeperSourceOptions } from "../../agent/sources/zookeeper/zookeeper-source";
 import type { ZkServerAddress } from "../../agent/sources/zookeeper/zk-config";
-import type { FourLetterWordPort, ZkConnectionState, ZkPort, ZkPortListener, ZkStat } from "../../agent/sources/zookeeper/zk-port";
+import type {
+  FourLetterWordPort,
+  ZkConnectionState,
+  ZkDeleteResult,
+  ZkPort,
+  ZkPortListener,
+  ZkStat,
+} from "../../agent/sources/zookeeper/zk-port";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 
@@ -11,11 +18,12 @@ interface FakeNode {
   owner: string;
   ctimeMs: number;
   czxid: number;
+  version: number;
 }
 
 /** An in-memory ZooKeeper behind the port: one-shot watches, NoNode as null, calls counted and overlapping. */
 class FakeZk implements ZkPort {
-  nodes = new Map<string, FakeNode>([["/", { data: null, owner: "0x0", ctimeMs: T0, czxid: 0 }]]);
+  nodes = new Map<string, FakeNode>([["/", { data: null, owner: "0x0", ctimeMs: T0, czxid: 0, version: 0 }]]);
   private zxid = 1;
   private childWatches = new Set<string>();
   private existsWatches = new Set<string>();
@@ -50,7 +58,13 @@ class FakeZk implements ZkPort {
     const parent = path.slice(0, path.lastIndexOf("/")) || "/";
     if (!this.nodes.has(parent)) this.create(parent);
     const data = opts.data === undefined ? null : Buffer.isBuffer(opts.data) ? opts.data : Buffer.from(opts.data);
-    this.nodes.set(path, { data, owner: opts.owner ?? "0x0", ctimeMs: opts.ctimeMs ?? T0, czxid: this.zxid++ });
+    this.nodes.set(path, {
+      data,
+      owner: opts.owner ?? "0x0",
+      ctimeMs: opts.ctimeMs ?? T0,
+      czxid: this.zxid++,
+      version: 0,
+    });
     this.fire(parent, "child");
     this.fire(path, "exists");
   }
@@ -70,12 +84,20 @@ class FakeZk implements ZkPort {
   private children(path: string): string[] {
     const prefix = path === "/" ? "/" : `${path}/`;
     const out: string[] = [];
-    for (const p of this.nodes.keys()) if (p !== path && p.startsWith(prefix) && !p.slice(prefix.length).includes("/")) out.push(p.slice(prefix.length));
+    for (const p of this.nodes.keys())
+      if (p !== path && p.startsWith(prefix) && !p.slice(prefix.length).includes("/")) out.push(p.slice(prefix.length));
     return out;
   }
   private stat(path: string): ZkStat {
     const n = this.nodes.get(path)!;
-    return { czxid: `0x${n.czxid.toString(16)}`, ctimeMs: n.ctimeMs, ephemeralOwner: n.owner, dataLength: n.data?.length ?? 0, numChildren: this.children(path).length };
+    return {
+      czxid: `0x${n.czxid.toString(16)}`,
+      ctimeMs: n.ctimeMs,
+      ephemeralOwner: n.owner,
+      version: n.version,
+      dataLength: n.data?.length ?? 0,
+      numChildren: this.children(path).length,
+    };
   }
   private async op<T>(op: string, path: string, watch: boolean, fn: () => T): Promise<T> {
     this.calls.push({ op, path, watch });
@@ -107,6 +129,21 @@ class FakeZk implements ZkPort {
     return this.op("exists", path, watch, () => {
       if (watch) this.existsWatches.add(path);
       return this.nodes.has(path) ? this.stat(path) : null;
+    });
+  }
+  deletes: Array<{ path: string; version: number }> = [];
+  /** Runs just before a delete reaches the fake server: a test's chance to change the node in between. */
+  beforeDelete: (() => void) | null = null;
+  delete(path: string, version: number) {
+    return this.op("delete", path, false, (): ZkDeleteResult => {
+      this.beforeDelete?.();
+      this.deletes.push({ path, version });
+      const n = this.nodes.get(path);
+      if (!n) return "no-node";
+      if (n.version !== version) return "bad-version";
+      if (this.children(path).length > 0) return "not-empty";
+      this.remove(path);
+      return "deleted";
     });
   }
   async close() {}
@@ -171,7 +208,9 @@ describe("ZookeeperSource over a fake port", () => {
     zk.create(`/config/changes/change_${seq(0)}`); // persistent sequential: a change log, not a lock
     zk.create(`/zookeeper/quota`);
     const out = await source.poll();
-    const byResource = Object.fromEntries(source.locks().map((l) => [l.resource, [l.library, l.zookeeper?.recipe, l.owner]]));
+    const byResource = Object.fromEntries(
+      source.locks().map((l) => [l.resource, [l.library, l.zookeeper?.recipe, l.owner]]),
+    );
     expect(byResource).toEqual({
       "/ParentLock": ["seeds", "seeds-parent-lock", `Lock${seq(0)}`],
       "/curator/jobs": ["curator", "curator-mutex", `_c_${uuid}-lock-${seq(0)}`],
@@ -200,7 +239,8 @@ describe("ZookeeperSource over a fake port", () => {
 
   it("a parent with 10,000 contenders: one listing, data in bounded batches, then only what is new", async () => {
     const { zk, source } = setup({ lockPaths: ["/big"], readConcurrency: 64 });
-    for (let i = 0; i < 10_000; i++) zk.create(`/big/Lock${seq(i)}`, { owner: `0x${(i + 1).toString(16)}`, ctimeMs: T0 + i });
+    for (let i = 0; i < 10_000; i++)
+      zk.create(`/big/Lock${seq(i)}`, { owner: `0x${(i + 1).toString(16)}`, ctimeMs: T0 + i });
     const first = await source.poll();
     expect(first.events.map((e) => e.type)).toEqual(["acquired"]);
     const lock = source.locks()[0]!;
@@ -213,7 +253,9 @@ describe("ZookeeperSource over a fake port", () => {
     zk.calls = [];
     zk.remove(`/big/Lock${seq(0)}`);
     const second = await source.poll();
-    expect(second.events.map((e) => [e.type, e.owner, e.detail?.via])).toEqual([["owner-changed", `Lock${seq(1)}`, "watch"]]);
+    expect(second.events.map((e) => [e.type, e.owner, e.detail?.via])).toEqual([
+      ["owner-changed", `Lock${seq(1)}`, "watch"],
+    ]);
     expect(zk.calls.map((c) => c.op)).toEqual(["getChildren"]); // the other 9,999 come from the cache
   });
 
@@ -232,7 +274,10 @@ describe("ZookeeperSource over a fake port", () => {
 
   it("holder gone: owner-changed with why (cons says its session is gone) and the waiters that left", async () => {
     const { zk, fl, source } = setup({ lockPaths: ["/p"] });
-    fl.answers = { wchp: "\n", cons: " /127.0.0.1:1[1](sid=0x1)\n /127.0.0.1:2[1](sid=0x2)\n /127.0.0.1:3[1](sid=0x3)\n\n" };
+    fl.answers = {
+      wchp: "\n",
+      cons: " /127.0.0.1:1[1](sid=0x1)\n /127.0.0.1:2[1](sid=0x2)\n /127.0.0.1:3[1](sid=0x3)\n\n",
+    };
     zk.create(`/p/Lock${seq(0)}`, { owner: "0x1" });
     zk.create(`/p/Lock${seq(1)}`, { owner: "0x2" });
     zk.create(`/p/Lock${seq(2)}`, { owner: "0x3" });
@@ -327,7 +372,10 @@ describe("ZookeeperSource over a fake port", () => {
 
   it("observed watches: a waiter stuck on its gone predecessor is reported after the grace period", async () => {
     const { zk, fl, source, advance } = setup({ lockPaths: ["/p"], thresholds: { stuckGraceMs: 1000 } });
-    fl.answers = { wchp: `/p/Lock${seq(1)}\n\t0x3\n\n`, cons: " /127.0.0.1:1[1](sid=0x1)\n /127.0.0.1:3[1](sid=0x3)\n\n" };
+    fl.answers = {
+      wchp: `/p/Lock${seq(1)}\n\t0x3\n\n`,
+      cons: " /127.0.0.1:1[1](sid=0x1)\n /127.0.0.1:3[1](sid=0x3)\n\n",
+    };
     zk.create(`/p/Lock${seq(0)}`, { owner: "0x1" });
     zk.create(`/p/Lock${seq(2)}`, { owner: "0x3" });
     await source.poll();
@@ -367,7 +415,13 @@ describe("ZookeeperSource over a fake port", () => {
     zk.create(`/locks/live/lock-${seq(0)}`, { owner: "0x1", data: "lock" });
     await source.poll();
     expect(source.locks()[0]!.hazards.map((h) => h.code)).toEqual(["empty-lock-parents"]);
-    expect(source.sourceHazards()).toEqual([expect.objectContaining({ code: "empty-lock-parents", message: expect.stringContaining("120 empty lock parents under /locks") })]);
+    expect(source.sourceHazards()).toEqual([
+      expect.objectContaining({
+        code: "empty-lock-parents",
+        message: expect.stringContaining("120 empty lock parents under /locks"),
+      }),
+    ]);
+    expect(source.status().hazards).toEqual(source.sourceHazards());
   });
 
   it("a directory named 'locks' is not a Curator semaphore: a mutex at <app>/locks is found as a mutex", async () => {
@@ -383,5 +437,97 @@ describe("ZookeeperSource over a fake port", () => {
     zk.create(`/p/Lock${seq(0)}`, { owner: "0x1" });
     const [a, b] = await Promise.all([source.poll(), source.poll()]);
     expect([...a.events, ...b.events].map((e) => e.type)).toEqual(["acquired"]);
+  });
+});
+
+describe("ZookeeperSource force-release over a fake port", () => {
+  async function threeInQueue() {
+    const env = setup({ lockPaths: ["/p"] });
+    for (let i = 0; i < 3; i++) env.zk.create(`/p/Lock${seq(i)}`, { owner: `0x${i + 1}`, ctimeMs: T0 + i });
+    await env.source.poll();
+    const lock = env.source.locks()[0]!;
+    const release = (over: Partial<{ expectedOwner: string; dryRun: boolean }> = {}) =>
+      env.source.release({
+        requestId: "r",
+        lockId: lock.id,
+        expectedOwner: lock.owner!,
+        dryRun: false,
+        actor: "op1",
+        reason: "stuck",
+        ...over,
+      });
+    return { ...env, lock, release };
+  }
+
+  it("dry run: the plan, nothing deleted", async () => {
+    const { zk, release } = await threeInQueue();
+    const { result, output } = await release({ dryRun: true });
+    expect(result).toMatchObject({ outcome: "dry-run", perNode: [{ node: `/p/Lock${seq(0)}`, outcome: "dry-run" }] });
+    expect(result.plan[0]).toBe(
+      `delete /p/Lock${seq(0)} (version 0, session 0x1) on zookeeper://127.0.0.1:2181; the next waiter Lock${seq(1)} becomes holder`,
+    );
+    expect(zk.deletes).toEqual([]);
+    expect(output.events).toEqual([]);
+  });
+
+  it("deletes the holder at its version, keeps the parent, and reports the new holder at once", async () => {
+    const { zk, source, release } = await threeInQueue();
+    const { result, output } = await release();
+    expect(result).toMatchObject({ outcome: "released", perNode: [{ node: `/p/Lock${seq(0)}`, outcome: "released" }] });
+    expect(result.message).toContain(`Lock${seq(1)} holds now`);
+    expect(zk.deletes).toEqual([{ path: `/p/Lock${seq(0)}`, version: 0 }]);
+    expect(zk.nodes.has("/p")).toBe(true);
+    expect(output.events.map((e) => [e.type, e.owner, e.previousOwner, e.detail?.reason, e.detail?.by])).toEqual([
+      ["owner-changed", `Lock${seq(1)}`, `Lock${seq(0)}`, "force-released", "op1"],
+    ]);
+    expect(source.locks()[0]!.owner).toBe(`Lock${seq(1)}`);
+    // The watch that the delete fired finds nothing new.
+    expect((await source.poll()).events).toEqual([]);
+  });
+
+  it("the holder changed between the view and the release: refused, nothing deleted, the view catches up", async () => {
+    const { zk, source, release } = await threeInQueue();
+    zk.remove(`/p/Lock${seq(0)}`);
+    const { result, output } = await release();
+    expect(result.outcome).toBe("refused-owner-changed");
+    expect(result.message).toContain(`holder is now Lock${seq(1)}`);
+    expect(zk.deletes).toEqual([]);
+    expect(output.events.map((e) => e.type)).toEqual(["owner-changed"]);
+    expect(source.locks()[0]!.owner).toBe(`Lock${seq(1)}`);
+  });
+
+  it("the node changed between the check and the delete: ZooKeeper refuses the version, nothing deleted", async () => {
+    const { zk, release } = await threeInQueue();
+    zk.beforeDelete = () => {
+      zk.nodes.get(`/p/Lock${seq(0)}`)!.version = 1;
+    };
+    const { result } = await release();
+    expect(result.outcome).toBe("refused-owner-changed");
+    expect(zk.nodes.has(`/p/Lock${seq(0)}`)).toBe(true);
+  });
+
+  it("the node went between the check and the delete: nothing to do", async () => {
+    const { zk, release } = await threeInQueue();
+    zk.beforeDelete = () => zk.nodes.delete(`/p/Lock${seq(0)}`);
+    expect((await release()).result.outcome).toBe("nothing-to-do");
+  });
+
+  it("a lock it does not know, or a lost connection: nothing deleted", async () => {
+    const { zk, source, release } = await threeInQueue();
+    expect(
+      (
+        await source.release({
+          requestId: "r",
+          lockId: "nope",
+          expectedOwner: "x",
+          dryRun: false,
+          actor: "a",
+          reason: "r",
+        })
+      ).result.outcome,
+    ).toBe("nothing-to-do");
+    zk.setState("disconnected");
+    expect((await release()).result.outcome).toBe("error");
+    expect(zk.deletes).toEqual([]);
   });
 });

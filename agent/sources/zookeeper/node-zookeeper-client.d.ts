@@ -92,7 +92,15 @@ declare module "node-zookeeper-client" {
   const zookeeper: {
     createClient(connectionString: string, options?: zookeeper.ClientOptions): zookeeper.Client;
     CreateMode: { PERSISTENT: 0; EPHEMERAL: 1; PERSISTENT_SEQUENTIAL: 2; EPHEMERAL_SEQUENTIAL: 3 };
-    Exception: { NO_NODE: -101; NODE_EXISTS: -110; CONNECTION_LOSS: -4; SESSION_EXPIRED: -112; NO_AUTH: -102 };
+    Exception: {
+      NO_NODE: -101;
+      NODE_EXISTS: -110;
+      CONNECTION_LOSS: -4;
+      SESSION_EXPIRED: -112;
+      NO_AUTH: -102;
+      BAD_VERSION: -103;
+      NOT_EMPTY: -111;
+    };
     State: {
       DISCONNECTED: zookeeper.State;
       SYNC_CONNECTED: zookeeper.State;

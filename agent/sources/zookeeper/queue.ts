@@ -370,6 +370,8 @@ export function watchersOf(shape: LockShape, table: ClientWatchTable | null): Ma
 export interface ViewOptions {
   /** Contenders listed in the view and as waiters (queue order); the total is in holder.contenders. */
   maxShown: number;
+  /** The long-wait threshold, passed on so a viewer marks waiters as their wait counts up. */
+  longWaitMs?: number;
 }
 
 export const DEFAULT_VIEW_OPTIONS: ViewOptions = { maxShown: 1000 };
@@ -391,13 +393,24 @@ export function buildZkView(
     waitsFor: c.waitsFor === null ? null : escapeText(c.waitsFor, NAME_CHARS),
     watchedBy: watchers.get(c.path) ?? [],
     dataPreview: dataPreview(c),
+    ...hostOf(c, table),
   }));
-  return {
+  const view: ZkLockView = {
     recipe: shape.recipe,
     parent: escapeText(shape.path, 1024),
     contenders,
     watchesObserved: table?.complete ?? false,
   };
+  if (opts.longWaitMs !== undefined) view.longWaitMs = opts.longWaitMs;
+  return view;
+}
+
+/** The contender's client: its session's address from `cons`, else the IP address Curator writes as node data. */
+function hostOf(c: Contender, table: ClientWatchTable | null): { host?: string } {
+  const address = table?.hosts.get(c.session);
+  if (address) return { host: escapeText(address, 128) };
+  if (c.library === "curator" && looksLikeIpAddress(c.data)) return { host: escapeBytes(c.data!, 64) };
+  return {};
 }
 
 /** ZooKeeper's WriteLock puts the session id in decimal into the name; shown as the usual 0x hex. */

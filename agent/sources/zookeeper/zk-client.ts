@@ -6,7 +6,7 @@ import { connect as tcpConnect } from "node:net";
 import zookeeper from "node-zookeeper-client";
 import type { FourLetterWord } from "./four-letter-words";
 import type { ZkServerAddress } from "./zk-config";
-import type { FourLetterWordPort, ZkConnectionState, ZkPort, ZkPortListener, ZkStat } from "./zk-port";
+import type { FourLetterWordPort, ZkConnectionState, ZkDeleteResult, ZkPort, ZkPortListener, ZkStat } from "./zk-port";
 
 /** 8-byte big-endian id (session, zxid) as the 0x hex the server's four-letter words print. */
 export function longToHex(buf: Buffer | undefined): string {
@@ -24,6 +24,7 @@ export function toZkStat(s: zookeeper.Stat): ZkStat {
     czxid: longToHex(s.czxid),
     ctimeMs: longToNumber(s.ctime),
     ephemeralOwner: longToHex(s.ephemeralOwner),
+    version: s.version,
     dataLength: s.dataLength,
     numChildren: s.numChildren,
   };
@@ -39,9 +40,19 @@ export interface NodeZkPortOptions {
 
 const NO_NODE = zookeeper.Exception.NO_NODE;
 
-function isNoNode(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === NO_NODE;
+function errorCode(err: unknown): unknown {
+  return typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
 }
+
+function isNoNode(err: unknown): boolean {
+  return errorCode(err) === NO_NODE;
+}
+
+const DELETE_OUTCOMES = new Map<unknown, ZkDeleteResult>([
+  [zookeeper.Exception.NO_NODE, "no-node"],
+  [zookeeper.Exception.BAD_VERSION, "bad-version"],
+  [zookeeper.Exception.NOT_EMPTY, "not-empty"],
+]);
 
 /**
  * One agent session. node-zookeeper-client reconnects by itself (and re-sends its watches) while the session
@@ -192,6 +203,18 @@ export class NodeZkPort implements ZkPort {
       };
       if (watch) client.exists(path, this.watcherFor(path), cb);
       else client.exists(path, cb);
+    });
+  }
+
+  delete(path: string, version: number): Promise<ZkDeleteResult> {
+    // -1 would mean "whatever version": a force-release must only ever delete the node it checked.
+    if (!Number.isInteger(version) || version < 0) return Promise.reject(new Error(`delete ${path}: bad version`));
+    return this.call(`delete ${path}`, (client, done) => {
+      client.remove(path, version, (err) => {
+        const known = err ? DELETE_OUTCOMES.get(errorCode(err)) : "deleted";
+        if (known) done(null, known);
+        else done(err);
+      });
     });
   }
 

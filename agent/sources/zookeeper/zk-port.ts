@@ -1,6 +1,6 @@
 /**
- * The only ZooKeeper operations the agent uses, all reads. The node-zookeeper-client implementation is in
- * zk-client.ts; unit tests implement these with fakes.
+ * The only ZooKeeper operations the agent uses: reads, and one write (delete(path, version), for an operator's
+ * force-release). The node-zookeeper-client implementation is in zk-client.ts; unit tests implement these with fakes.
  */
 import type { FourLetterWord } from "./four-letter-words";
 import type { ZkServerAddress } from "./zk-config";
@@ -12,9 +12,14 @@ export interface ZkStat {
   ctimeMs: number;
   /** Owning session, 0x-prefixed lowercase hex (as the server's four-letter words print it); "0x0" = persistent. */
   ephemeralOwner: string;
+  /** Data version: delete(path, version) deletes only a node still at this version. */
+  version: number;
   dataLength: number;
   numChildren: number;
 }
+
+/** How a conditional delete ended; any other failure (connection loss, no auth, timeout) rejects. */
+export type ZkDeleteResult = "deleted" | "no-node" | "bad-version" | "not-empty";
 
 export type ZkConnectionState = "connecting" | "connected" | "disconnected" | "expired" | "auth-failed" | "closed";
 
@@ -35,6 +40,11 @@ export interface ZkPort {
   getData(path: string, maxBytes: number): Promise<{ data: Buffer | null; stat: ZkStat } | null>;
   /** Stat or null; with watch, also wakes on creation of a node that does not exist yet. */
   exists(path: string, watch: boolean): Promise<ZkStat | null>;
+  /**
+   * The one write: deletes `path` only while its data version is still `version` (never -1, "any version"). Used
+   * only by a force-release an operator asked for.
+   */
+  delete(path: string, version: number): Promise<ZkDeleteResult>;
   close(): Promise<void>;
 }
 

@@ -8,6 +8,7 @@
  * disconnected, or when a poll fails, nothing is released and the source is reported down instead.
  */
 import type { Hazard, SourceStatus } from "../../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import type { WatchedSource } from "../../agent";
 import { lockId } from "../../core/lock-id";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
@@ -49,7 +50,8 @@ import {
   zkHazards,
   type HazardThresholds,
 } from "./zk-hazards";
-import type { FourLetterWordPort, ZkConnectionState, ZkPort, ZkStat } from "./zk-port";
+import type { FourLetterWordPort, ZkConnectionState, ZkDeleteResult, ZkPort, ZkStat } from "./zk-port";
+import { decideZkRelease, releaseHolder, shownName } from "./zk-release";
 
 type TargetKind = "queue" | "curator-semaphore-v2" | "kazoo-semaphore" | "simple";
 
@@ -193,6 +195,8 @@ export class ZookeeperSource implements WatchedSource {
     if (!up) s.error = this.error ?? `zookeeper ${this.connection}`;
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    const hazards = this.sourceHazards();
+    if (hazards.length > 0) s.hazards = hazards.slice(0, 64);
     return s;
   }
 
@@ -693,36 +697,150 @@ export class ZookeeperSource implements WatchedSource {
 
   private observeAll(atMs: number): TrackerOutput {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const ctx = { sourceId: this.opts.sourceId, agentId: this.opts.agentId, observedAtMs: atMs };
-    const stuck = new Map<string, { forMs: number; reason: string }>();
-    for (const [path, s] of this.stuckSince) stuck.set(path, { forMs: atMs - s.since, reason: s.reason });
+    const stuck = this.stuckFor(atMs);
     for (const t of this.targets.values()) {
-      const id = lockId("zookeeper", this.opts.sourceId, t.path);
-      let r: TrackerOutput | null = null;
-      if (t.shape) {
-        const hazardInput: Parameters<typeof zkHazards>[0] = {
-          shape: t.shape,
-          table: this.table,
-          nowMs: atMs,
-          thresholds: this.thresholds,
-          stuck,
-        };
-        const empties = this.emptyByDir.get(dirname(t.path));
-        if (empties !== undefined) hazardInput.emptySiblings = empties;
-        const lock: ObservedLock = toObservedLock(t.shape, this.table, zkHazards(hazardInput), ctx, {
-          maxShown: this.opts.maxShown ?? DEFAULT_VIEW_OPTIONS.maxShown,
-        });
-        r = this.tracker.apply([{ lock, observedAtMs: atMs }], [], this.describeChange(t));
-      } else if (this.tracker.has(id)) {
-        r = this.tracker.apply([], [{ id, atMs }], this.describeChange(t));
-      }
-      t.applied = t.shape;
+      const r = this.observeTarget(t, atMs, stuck);
       if (!r) continue;
       out.events.push(...r.events);
       out.upserts.push(...r.upserts);
       out.removed.push(...r.removed);
     }
     return out;
+  }
+
+  /** How long each stuck candidate has looked stuck at atMs, with the reason. */
+  private stuckFor(atMs: number): Map<string, { forMs: number; reason: string }> {
+    const stuck = new Map<string, { forMs: number; reason: string }>();
+    for (const [path, s] of this.stuckSince) stuck.set(path, { forMs: atMs - s.since, reason: s.reason });
+    return stuck;
+  }
+
+  /** Hands one target's current shape to the tracker; `extra` overrides event details (a force-release). */
+  private observeTarget(
+    t: Target,
+    atMs: number,
+    stuck = this.stuckFor(atMs),
+    extra: Record<string, string | number | boolean> = {},
+  ): TrackerOutput | null {
+    const ctx = { sourceId: this.opts.sourceId, agentId: this.opts.agentId, observedAtMs: atMs };
+    const id = lockId("zookeeper", this.opts.sourceId, t.path);
+    let r: TrackerOutput | null = null;
+    if (t.shape) {
+      const hazardInput: Parameters<typeof zkHazards>[0] = {
+        shape: t.shape,
+        table: this.table,
+        nowMs: atMs,
+        thresholds: this.thresholds,
+        stuck,
+      };
+      const empties = this.emptyByDir.get(dirname(t.path));
+      if (empties !== undefined) hazardInput.emptySiblings = empties;
+      const lock: ObservedLock = toObservedLock(t.shape, this.table, zkHazards(hazardInput), ctx, {
+        maxShown: this.opts.maxShown ?? DEFAULT_VIEW_OPTIONS.maxShown,
+        longWaitMs: this.thresholds.longWaitMs,
+      });
+      r = this.tracker.apply([{ lock, observedAtMs: atMs }], [], { ...this.describeChange(t), ...extra });
+    } else if (this.tracker.has(id)) {
+      r = this.tracker.apply([], [{ id, atMs }], { ...this.describeChange(t), ...extra });
+    }
+    t.applied = t.shape;
+    return r;
+  }
+
+  /**
+   * Guarded force-release, on the operator's explicit request: re-reads the lock, deletes the holder's contender
+   * node only while it is the node the operator saw and still at the version just read, and reports the result at
+   * once through the tracker. Runs between polls, never during one.
+   */
+  release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const run = this.chain.then(() => this.releaseOnce(cmd));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async releaseOnce(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const answer = (
+      outcome: ReleaseResult["outcome"],
+      message: string,
+      plan: string[],
+      node: string | null,
+      output: TrackerOutput | null = null,
+      detail?: string,
+    ) => {
+      const perNode: ReleaseResult["perNode"] = node === null ? [] : [{ node, outcome }];
+      if (detail && perNode[0]) perNode[0].detail = detail;
+      return { result: { outcome, message, plan, perNode }, output: output ?? none };
+    };
+    const t = [...this.targets.values()].find((x) => lockId("zookeeper", this.opts.sourceId, x.path) === cmd.lockId);
+    const reported = t ? (this.tracker.locks().find((l) => l.id === cmd.lockId) ?? null) : null;
+    if (!t || !reported)
+      return answer("nothing-to-do", "this agent no longer sees the lock: nothing to release", [], null);
+    if (this.connection !== "connected")
+      return answer("error", `not connected to ZooKeeper (${this.connection}): nothing deleted`, [], null);
+    try {
+      // A fresh listing (cached sequential children are immutable but for their data) and a fresh Stat of the holder.
+      await this.readTarget(t, false);
+      const holder = releaseHolder(t.shape);
+      const holderStat = holder ? await this.port.exists(holder.path, false) : null;
+      const decision = decideZkRelease({
+        cmd,
+        sourceId: this.opts.sourceId,
+        reported,
+        shape: t.shape,
+        holderStat,
+        table: this.table,
+      });
+      // Whatever was decided, the fresher read goes to the view now (an owner change shows at once).
+      const seen = this.observeTarget(t, this.now());
+      if (decision.kind === "refuse")
+        return answer(decision.outcome, decision.message, decision.steps, decision.path, seen);
+      const node = decision.path;
+      if (cmd.dryRun) return answer("dry-run", "dry run: nothing deleted", decision.steps, node, seen);
+      let deleted: ZkDeleteResult;
+      try {
+        deleted = await this.port.delete(node, decision.version);
+      } catch (err) {
+        // A timed-out request may still reach the server: it can only delete this node at this version.
+        const message = `delete of ${shownName({ name: node })} failed: ${errorText(err)}; if it reached the server it deleted only this node at version ${decision.version}: check the lock`;
+        return answer("error", message, decision.steps, node, seen, message);
+      }
+      await this.readTarget(t, false);
+      const output = this.observeTarget(t, this.now(), undefined, {
+        reason: "force-released",
+        by: cmd.actor,
+        via: "release",
+      });
+      const merged: TrackerOutput = {
+        events: [...(seen?.events ?? []), ...(output?.events ?? [])],
+        upserts: [...(seen?.upserts ?? []), ...(output?.upserts ?? [])],
+        removed: [...(seen?.removed ?? []), ...(output?.removed ?? [])],
+      };
+      if (deleted === "deleted") {
+        const next = releaseHolder(t.shape);
+        const message = `deleted ${shownName(holder!)} as ${cmd.actor}; ${next ? `${shownName(next)} holds now` : "no one holds the lock now"}`;
+        return answer("released", message, decision.steps, node, merged, `version ${decision.version}`);
+      }
+      if (deleted === "no-node")
+        return answer(
+          "nothing-to-do",
+          `${shownName(holder!)} went before it could be deleted`,
+          decision.steps,
+          node,
+          merged,
+        );
+      if (deleted === "bad-version")
+        return answer(
+          "refused-owner-changed",
+          `${shownName(holder!)} changed (its version is no longer ${decision.version}) since it was read: nothing deleted`,
+          decision.steps,
+          node,
+          merged,
+        );
+      return answer("refused", `${shownName(holder!)} has children now: nothing deleted`, decision.steps, node, merged);
+    } catch (err) {
+      return answer("error", `release failed: ${errorText(err)}; nothing deleted`, [], null);
+    }
   }
 
   /**
@@ -819,6 +937,7 @@ export function createZookeeperSource(config: ZookeeperConfig, deps: ZookeeperFa
     poll: () => source.poll(),
     locks: () => source.locks(),
     has: (id) => source.has(id),
+    release: (cmd) => source.release(cmd),
     sourceHazards: () => source.sourceHazards(),
     setOnChange: (fn) => {
       source.onChange = fn;
