@@ -26,6 +26,21 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
+/** Figures that move at every poll (latencies, clock offsets, scan times) are sent at most this often on their own. */
+export const SOURCES_REFRESH_MS = 2000;
+
+/**
+ * What of the sources' status is news at once: up/down, errors, lock counts, node health. Per-poll figures are left
+ * out, so a quiet fleet sends one small update per SOURCES_REFRESH_MS rather than one per poll.
+ */
+export function sourcesFingerprint(sources: readonly SourceStatus[]): string {
+  return JSON.stringify(
+    sources.map(({ lastScanAt: _a, lastScanMs: _m, nodes, ...s }) => ({
+      ...s,
+      nodes: nodes?.map(({ latencyMs: _l, clockOffsetMs: _c, offset: _o, lagBytes: _b, ...n }) => n),
+    })),
+  );
+}
 
 /**
  * The agent's side of the stream: a full snapshot on every connect, then deltas with events. An event leaves the
@@ -40,6 +55,8 @@ export class DashboardLink {
   private needSnapshot = true;
   private sending = false;
   private reportedDrops = 0;
+  private sentSources = "";
+  private sentSourcesAtMs = 0;
   connected = false;
 
   constructor(private readonly opts: DashboardLinkOptions) {
@@ -128,9 +145,14 @@ export class DashboardLink {
           });
           if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
           this.needSnapshot = false;
+          this.markSourcesSent(sources);
         }
         const events = this.buffer.peek(BATCH);
-        if (events.length === 0 && this.upserts.size === 0 && this.removed.size === 0) break;
+        const sources = this.opts.sources();
+        // Node health changes without any lock changing (a Redlock member freezes): the dashboard shows it live.
+        const sourcesDue =
+          sourcesFingerprint(sources) !== this.sentSources || Date.now() - this.sentSourcesAtMs >= SOURCES_REFRESH_MS;
+        if (events.length === 0 && this.upserts.size === 0 && this.removed.size === 0 && !sourcesDue) break;
         const upserts = [...this.upserts.values()];
         const removed = [...this.removed];
         this.upserts.clear();
@@ -140,7 +162,7 @@ export class DashboardLink {
           ack = await this.socket.timeout(timeout).emitWithAck("agent:update", {
             agentId: this.opts.agentId,
             at: new Date().toISOString(),
-            sources: this.opts.sources(),
+            sources,
             upserts,
             removed,
             events,
@@ -150,6 +172,7 @@ export class DashboardLink {
           throw err;
         }
         this.buffer.acknowledge(ack.stored);
+        this.markSourcesSent(sources);
         if (!ack.ok) {
           this.needSnapshot = true;
           throw new Error(ack.error ?? "update refused");
@@ -161,6 +184,11 @@ export class DashboardLink {
     } finally {
       this.sending = false;
     }
+  }
+
+  private markSourcesSent(sources: readonly SourceStatus[]): void {
+    this.sentSources = sourcesFingerprint(sources);
+    this.sentSourcesAtMs = Date.now();
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { connectRedis } from "../redis/redis-client";
+import { connectRedis, IoredisReleasePort } from "../redis/redis-client";
 import { IoredisRedlockPort } from "./redlock-client";
 import type { RedlockConfig } from "./redlock-config";
 import { RedlockSource, type RedlockSourceOptions } from "./redlock-source";
@@ -39,7 +39,8 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
         onStatus: (up, error) => holder.source?.setConnection(target.id, up, error),
       });
       clients.push(client);
-      return { id: target.id, port: new IoredisRedlockPort(client) };
+      // The writer is used only by an operator's force-release; polls go through the read-only port.
+      return { id: target.id, port: new IoredisRedlockPort(client), writer: new IoredisReleasePort(client) };
     });
     holder.source = new RedlockSource(nodes, {
       ...opts.source,

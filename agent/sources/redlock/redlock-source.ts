@@ -1,20 +1,33 @@
 import type { Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseNodeResult, ReleaseResult } from "../../../lib/contract/release";
 import type { WatchedSource } from "../../agent";
 import { escapeBytes } from "../../core/escape";
 import { compilePatterns } from "../../core/glob";
 import { lockId } from "../../core/lock-id";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "../redis/preview";
+import { MAX_RELEASE_VALUE_BYTES, type RedisReleasePort } from "../redis/redis-release";
 import type { KeySample } from "../redis/redis-port";
 import { estimateOffset, groupSkew, parseTimeReply, type ClockOffset, type GroupSkew } from "./clock-skew";
 import { evaluateQuorum, quorumSize, type NodeAnswer, type PriorHold, type QuorumResult } from "./redlock-quorum";
+import { redlockNodeStatus } from "./redlock-node-status";
 import type { RedlockNodePort } from "./redlock-port";
+import {
+  aggregateRelease,
+  decideRelease,
+  dryRunNode,
+  releaseSteps,
+  shortToken,
+  type NodeReading,
+} from "./redlock-release";
 import { QuorumUpsertFilter } from "./redlock-upserts";
 
 export interface RedlockNode {
   /** As in the configuration with credentials removed (RedisTarget.id). */
   id: string;
   port: RedlockNodePort;
+  /** The conditional deletes of a force-release (redis-client.ts IoredisReleasePort); polls never use it. */
+  writer?: RedisReleasePort;
 }
 
 export interface RedlockSourceOptions {
@@ -106,6 +119,14 @@ interface Reading {
   readAtMs: number;
 }
 
+/** One node's fresh read of one key during a release. */
+interface KeyRead {
+  sample: KeySample;
+  readAtMs: number;
+}
+
+type Answer = Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs">;
+
 interface Memory {
   prior: PriorHold | null;
   /** Longest PTTL seen for the current owner's token: the best estimate of the duration it was set with. */
@@ -117,12 +138,17 @@ interface Memory {
  * Watches one Redlock group. Each poll asks every node at once, each under its own deadline: TIME (latency and
  * clock offset) and a bounded SCAN step first, then pipelined TYPE/PTTL/value reads of every resource seen on any
  * node. Each resource becomes one Lock whose quorum view is decided by evaluateQuorum from the nodes that answered.
- * Read-only: the source never writes to a node.
+ * Polls only read; the one write is `release`, an operator's guarded force-release through each node's writer.
  */
 export class RedlockSource implements WatchedSource {
   readonly tracker: LockTracker;
   private readonly nodes: NodeState[];
   private readonly known = new Map<string, Buffer>();
+  /** lockId -> raw key, to act on a lock the dashboard names by id. */
+  private readonly keysById = new Map<string, Buffer>();
+  /** Keys force-released (agent clock): a poll that read them before the release must not bring them back. */
+  private readonly releasedAtMs = new Map<string, number>();
+  private pollStartedMs = 0;
   private readonly memory = new Map<string, Memory>();
   private readonly upserts = new QuorumUpsertFilter();
   private readonly matches: (key: string) => boolean;
@@ -177,14 +203,19 @@ export class RedlockSource implements WatchedSource {
     if (notes.length > 0) s.error = notes.join("; ");
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    s.nodes = this.nodes.map((n) => redlockNodeStatus(n.health, this.slowMs));
     return s;
+  }
+
+  private get slowMs(): number {
+    return this.opts.slowMs ?? Math.min(250, this.opts.nodeTimeoutMs / 2);
   }
 
   locks(): Lock[] {
     return this.tracker.locks();
   }
 
-  /** Read-only source: the agent finds the lock here and refuses a force-release (there is no `release`). */
+  /** The agent routes a force-release of this lock here. */
   has(lockId: string): boolean {
     return this.tracker.has(lockId);
   }
@@ -206,9 +237,208 @@ export class RedlockSource implements WatchedSource {
     if (n) n.connectionError = up ? undefined : (error ?? "down");
   }
 
+  /**
+   * Force-release on an operator's request. Re-reads the key on every node and refuses unless the winning token is
+   * still the owner the operator saw; then sends the compare-and-delete to every node at once, each under its own
+   * deadline (a frozen node costs one timeout), and reports each node's answer. Nodes that looked absent or silent
+   * get the delete too: it is a no-op unless they hold the token. What changed is reported at once.
+   */
+  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const answer = (result: ReleaseResult, output = none) => ({ result, output });
+    const stop = (outcome: ReleaseResult["outcome"], message: string, perNode: ReleaseNodeResult[] = []) =>
+      answer({ outcome, message, plan: [], perNode });
+    const key = this.keysById.get(cmd.lockId);
+    if (!key) return stop("nothing-to-do", "this agent no longer sees the lock");
+    const readOnly = this.nodes.filter((n) => !n.node.writer).map((n) => n.node.id);
+    if (readOnly.length > 0) return stop("refused", `no write access to ${readOnly.join(", ")}: nothing deleted`);
+
+    const k = key.toString("latin1");
+    const reads = await this.readKey(key);
+    const nowMs = this.now();
+    const answers = this.releaseAnswers(k, reads, nowMs);
+    const readings: NodeReading[] = answers.map((a) => {
+      const r: NodeReading = { node: a.node, answered: a.answered, token: a.present ? a.token : null };
+      if (a.error !== undefined) r.error = a.error;
+      return r;
+    });
+    const mem = this.memory.get(k);
+    const q = evaluateQuorum({
+      group: this.opts.group,
+      nowMs,
+      answers,
+      prior: mem?.prior ?? null,
+      previousToken: mem?.owner ?? null,
+      knownLeaseMs: mem?.leases,
+    });
+    const decision = decideRelease({
+      expectedOwner: cmd.expectedOwner,
+      winner: q.token,
+      votes: q.view.votes,
+      needed: this.needed,
+      readings,
+    });
+    if (decision.kind === "stop") return answer(decision.result);
+
+    const at = answers.findIndex((a) => a.present && a.token === cmd.expectedOwner);
+    const read = reads[at]!;
+    const sample = read.ok ? read.value.sample : null;
+    const resource = escapeBytes(key, 200);
+    let format: { kind: "string" } | { kind: "hash"; field: Buffer; channel: string };
+    if (sample?.type === "string") {
+      if ((sample.string?.length ?? 0) > MAX_RELEASE_VALUE_BYTES) {
+        return stop("refused", `the value is over ${MAX_RELEASE_VALUE_BYTES} bytes; lockscope does not force-free it`);
+      }
+      format = { kind: "string" };
+    } else if (sample?.type === "hash" && sample.hash?.fields[0]) {
+      // Redisson's RedLock: one RLock hash per node; its own unlock publishes on the lock's channel on each node.
+      const redisson = recogniseToken(sample).library === "redisson";
+      format = {
+        kind: "hash",
+        field: sample.hash.fields[0][0],
+        channel: redisson ? `redisson_lock__channel:{${key.toString("utf8")}}` : "",
+      };
+    } else {
+      return stop("refused", `a ${sample?.type ?? "unknown"} value cannot be released safely by lockscope`);
+    }
+    const plan = releaseSteps(
+      resource,
+      this.nodes.map((n) => n.node.id),
+      cmd.expectedOwner,
+      format,
+    );
+    if (cmd.dryRun) {
+      return answer({
+        outcome: "dry-run",
+        message: `dry run: nothing deleted; ${q.view.votes} of ${q.view.nodes} nodes hold the token (${q.view.needed} needed)`,
+        plan,
+        perNode: readings.map((r) => dryRunNode(r, cmd.expectedOwner)),
+      });
+    }
+
+    let value: Buffer | null = null;
+    if (format.kind === "string") {
+      // The Lua call compares whole values; the token shown is a bounded, escaped prefix. Read the exact bytes from
+      // a node that holds it and check they are the token the operator saw.
+      value = await this.exactValue(key, answers, cmd.expectedOwner);
+      if (!value) {
+        return answer({
+          outcome: "refused-owner-changed",
+          message: "the token changed or went while it was being read: nothing deleted",
+          plan,
+          perNode: readings.map((r) => ({ node: r.node, outcome: "refused-owner-changed" })),
+        });
+      }
+    }
+    const f = format;
+    const perNode = await Promise.all(
+      this.nodes.map((n) =>
+        this.deleteOn(n, key, (w) =>
+          f.kind === "string" ? w.compareAndDelete(key, value!) : w.deleteIfHashField(key, f.field, f.channel, "0"),
+        ),
+      ),
+    );
+    const { outcome, message } = aggregateRelease(perNode, this.needed);
+    const result: ReleaseResult = { outcome, message: `${message} (by ${cmd.actor})`, plan, perNode };
+    if (!perNode.some((r) => r.outcome === "released")) return answer(result);
+
+    // Keys left on nodes that did not confirm are residue of a released lock, not a quorum lost while valid.
+    const left = this.memory.get(k);
+    if (left) this.memory.set(k, { ...left, prior: null });
+    this.releasedAtMs.set(k, this.now());
+    const after = await this.readKey(key);
+    const afterMs = this.now();
+    const output = this.evaluateKey(
+      key,
+      this.releaseAnswers(k, after, afterMs),
+      after.map((r) => (r.ok ? r.value.sample : undefined)),
+      afterMs,
+      { reason: "force-released", by: cmd.actor },
+    );
+    return answer(result, this.upserts.filter(output));
+  }
+
+  /** Every node's fresh read of one key, each under its own deadline (not skipped while a poll is in flight). */
+  private readKey(key: Buffer): Promise<Array<Outcome<KeyRead>>> {
+    return Promise.all(
+      this.nodes.map((n) =>
+        this.within(
+          n,
+          async () => {
+            const [sample] = await n.node.port.sample([key], [undefined], VALUE_BYTES);
+            return { sample: sample!, readAtMs: this.now() };
+          },
+          `no answer within ${this.opts.nodeTimeoutMs} ms`,
+        ),
+      ),
+    );
+  }
+
+  /** Votes from a release's reads, with each node's last known latency and clock for the view's other facts. */
+  private releaseAnswers(k: string, reads: ReadonlyArray<Outcome<KeyRead>>, nowMs: number): NodeAnswer[] {
+    return this.nodes.map((n, i) => {
+      const r = reads[i]!;
+      const h = n.health;
+      const base: Answer = {
+        node: n.node.id,
+        state: r.ok ? (h.state === "down" ? "up" : h.state) : r.timedOut && h.state !== "down" ? "slow" : "down",
+        answered: r.ok,
+      };
+      if (!r.ok) base.error = r.error;
+      if (r.ok && h.latencyMs !== undefined) base.latencyMs = h.latencyMs;
+      if (r.ok && h.clockOffsetMs !== undefined) {
+        base.clockOffsetMs = h.clockOffsetMs;
+        base.clockUncertaintyMs = (h.latencyMs ?? 0) / 2 + 0.001;
+      }
+      return this.answerFor(i, k, base, r.ok ? r.value : undefined, nowMs);
+    });
+  }
+
+  /** The whole value from the first node (in node order) whose copy is still the expected token. */
+  private async exactValue(key: Buffer, answers: readonly NodeAnswer[], expected: string): Promise<Buffer | null> {
+    const holders = this.nodes.filter((_, i) => answers[i]!.present && answers[i]!.token === expected);
+    const values = await Promise.all(
+      holders.map((n) => this.within(n, () => n.node.writer!.fullString(key, MAX_RELEASE_VALUE_BYTES), "no answer")),
+    );
+    for (const v of values) {
+      if (v.ok && v.value && escapeBytes(v.value.subarray(0, VALUE_BYTES), TOKEN_CHARS, v.value.length) === expected)
+        return v.value;
+    }
+    return null;
+  }
+
+  /** One node's conditional delete under its deadline; when nothing was deleted, a fresh look says why. */
+  private async deleteOn(
+    n: NodeState,
+    key: Buffer,
+    del: (writer: RedisReleasePort) => Promise<number>,
+  ): Promise<ReleaseNodeResult> {
+    const node = n.node.id;
+    const r = await this.within(
+      n,
+      async (): Promise<ReleaseNodeResult> => {
+        if ((await del(n.node.writer!)) === 1) return { node, outcome: "released" };
+        const [s] = await n.node.port.sample([key], [undefined], VALUE_BYTES);
+        if (!s || s.type === "none" || s.pttl === -2) return { node, outcome: "nothing-to-do", detail: "key absent" };
+        const token = tokenOf(s);
+        return {
+          node,
+          outcome: "refused-owner-changed",
+          detail: token === null ? `holds a ${s.type}` : `holds ${shortToken(token)}`,
+        };
+      },
+      `no answer within ${this.opts.nodeTimeoutMs} ms`,
+    );
+    if (r.ok) return r.value;
+    // A timed-out delete may still run when the node answers; it compares first, so it removes only this token.
+    return { node, outcome: "error", detail: r.timedOut ? `${r.error}; the delete may still run there` : r.error };
+  }
+
   /** One poll. Throws nothing: nodes that fail or stall are marked and left out; the rest are still evaluated. */
   async poll(): Promise<TrackerOutput> {
     const started = this.clock();
+    this.pollStartedMs = this.now();
+    for (const [k, at] of this.releasedAtMs) if (at < this.pollStartedMs) this.releasedAtMs.delete(k);
     const discovered = await Promise.all(this.nodes.map((n) => this.withDeadline(n, (port) => this.discover(n, port))));
     const found = new Map<string, Buffer>();
     discovered.forEach((d, i) => {
@@ -258,22 +488,30 @@ export class RedlockSource implements WatchedSource {
    * late or times out in the client), so the node stays `busy` until it settles and gets no new commands meanwhile.
    */
   private async withDeadline<T>(n: NodeState, work: (port: RedlockNodePort) => Promise<T>): Promise<Outcome<T>> {
-    const timeoutMs = this.opts.nodeTimeoutMs;
     if (n.busy) return { ok: false, timedOut: true, error: this.silentReason(n) };
     n.busy = true;
-    const task = work(n.node.port).finally(() => {
-      n.busy = false;
-    });
+    return this.within(
+      n,
+      () =>
+        work(n.node.port).finally(() => {
+          n.busy = false;
+        }),
+      this.silentReason(n),
+    );
+  }
+
+  /** The work's result, or a timeout after nodeTimeoutMs reported as `silent`; never throws. */
+  private async within<T>(n: NodeState, work: () => Promise<T>, silent: string): Promise<Outcome<T>> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<Outcome<T>>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, timedOut: true, error: this.silentReason(n) }), timeoutMs);
+      timer = setTimeout(() => resolve({ ok: false, timedOut: true, error: silent }), this.opts.nodeTimeoutMs);
     });
-    const done = task.then(
+    const done = work().then(
       (value): Outcome<T> => ({ ok: true, value }),
       (err: unknown): Outcome<T> => {
         const message = err instanceof Error ? err.message : String(err);
         // The client's own command timeout is the same stall seen from the other side.
-        if (/timed out/i.test(message)) return { ok: false, timedOut: true, error: this.silentReason(n) };
+        if (/timed out/i.test(message)) return { ok: false, timedOut: true, error: silent };
         return { ok: false, timedOut: false, error: n.connectionError ?? message };
       },
     );
@@ -353,11 +591,7 @@ export class RedlockSource implements WatchedSource {
   }
 
   /** Updates the node's health from this poll and returns the facts every resource's answer shares. */
-  private settleNode(
-    n: NodeState,
-    d: Outcome<Discovery>,
-    r: Outcome<Map<string, Reading>>,
-  ): Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> {
+  private settleNode(n: NodeState, d: Outcome<Discovery>, r: Outcome<Map<string, Reading>>): Answer {
     const before = `${n.health.state}|${n.health.error ?? ""}`;
     const failed = !d.ok ? d : !r.ok ? r : null;
     if (failed) {
@@ -366,10 +600,9 @@ export class RedlockSource implements WatchedSource {
       n.health = { ...n.health, state: down ? "down" : "slow", error: failed.error, missedPolls: n.misses };
     } else if (d.ok) {
       n.misses = 0;
-      const slowMs = this.opts.slowMs ?? Math.min(250, this.opts.nodeTimeoutMs / 2);
       const h: RedlockNodeHealth = {
         node: n.node.id,
-        state: d.value.latencyMs > slowMs ? "slow" : "up",
+        state: d.value.latencyMs > this.slowMs ? "slow" : "up",
         latencyMs: Math.round(d.value.latencyMs * 10) / 10,
         lastAnswerAt: new Date(this.now()).toISOString(),
         missedPolls: 0,
@@ -383,7 +616,7 @@ export class RedlockSource implements WatchedSource {
         `redlock ${this.opts.group}: node ${n.node.id} ${n.health.state}${n.health.error ? `: ${n.health.error}` : ""}`,
       );
     }
-    const a: Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs"> = {
+    const a: Answer = {
       node: n.node.id,
       state: n.health.state,
       answered: failed === null,
@@ -402,7 +635,7 @@ export class RedlockSource implements WatchedSource {
   private evaluate(
     keys: Buffer[],
     readings: ReadonlyArray<Outcome<Map<string, Reading>>>,
-    shared: ReadonlyArray<Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs">>,
+    shared: readonly Answer[],
   ): TrackerOutput {
     const nowMs = this.now();
     this.answering = shared.filter((a) => a.answered).length;
@@ -412,58 +645,74 @@ export class RedlockSource implements WatchedSource {
         .map((a) => ({ node: a.node, offsetMs: a.clockOffsetMs!, uncertaintyMs: a.clockUncertaintyMs ?? 0 })),
     );
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const merge = (o: TrackerOutput) => {
-      out.events.push(...o.events);
-      out.upserts.push(...o.upserts);
-      out.removed.push(...o.removed);
-    };
     for (const key of keys) {
       const k = key.toString("latin1");
-      const id = lockId("redlock", this.opts.group, key);
+      const releasedAt = this.releasedAtMs.get(k);
+      // Read before a force-release that finished meanwhile: the release already reported what it changed.
+      if (releasedAt !== undefined && releasedAt >= this.pollStartedMs) continue;
       const samples: Array<KeySample | undefined> = [];
-      const answers: NodeAnswer[] = shared.map((base, i) => {
+      const answers = shared.map((base, i) => {
         const r = readings[i]!;
         const reading = r.ok ? r.value.get(k) : undefined;
         samples.push(reading?.sample);
-        if (!base.answered || !reading)
-          return { ...base, answered: false, present: false, token: null, pttlMs: null, readAtMs: nowMs };
-        const s = reading.sample;
-        if (s.type !== "none") this.nodes[i]!.types.set(k, s.type);
-        else this.nodes[i]!.types.delete(k);
-        const token = tokenOf(s);
-        const present = token !== null && s.pttl !== -2;
-        return { ...base, present, token, pttlMs: present && s.pttl >= 0 ? s.pttl : null, readAtMs: reading.readAtMs };
+        return this.answerFor(i, k, base, reading, nowMs);
       });
-      const answered = answers.filter((a) => a.answered).length;
-      if (!answers.some((a) => a.present)) {
-        if (answered === 0) continue; // nothing known this poll: keep the last view rather than guess
-        if (answered >= this.needed || !this.tracker.has(id)) {
-          // A majority confirms absence (no token can have a quorum), or it was never shown: the resource is gone.
-          this.forget(k);
-          merge(this.tracker.apply([], [{ id, atMs: nowMs }]));
-          continue;
-        }
-      }
-      const mem = this.memory.get(k) ?? { prior: null, leases: new Map(), owner: null };
-      const q = evaluateQuorum({
-        group: this.opts.group,
-        nowMs,
-        answers,
-        prior: mem.prior,
-        previousToken: mem.owner,
-        knownLeaseMs: mem.leases,
-      });
-      this.remember(k, mem, q);
-      const lock = this.observe(id, key, q, answers, samples, nowMs);
-      merge(
-        this.tracker.apply([{ lock, observedAtMs: nowMs }], [], {
-          quorumState: q.view.state,
-          votes: q.view.votes,
-          nodes: q.view.nodes,
-        }),
-      );
+      merge(out, this.evaluateKey(key, answers, samples, nowMs));
     }
     return out;
+  }
+
+  /** One node's vote on one key; also remembers the key's type there, so the next read needs no TYPE. */
+  private answerFor(i: number, k: string, base: Answer, reading: Reading | undefined, nowMs: number): NodeAnswer {
+    if (!base.answered || !reading)
+      return { ...base, answered: false, present: false, token: null, pttlMs: null, readAtMs: nowMs };
+    const s = reading.sample;
+    if (s.type !== "none") this.nodes[i]!.types.set(k, s.type);
+    else this.nodes[i]!.types.delete(k);
+    const token = tokenOf(s);
+    const present = token !== null && s.pttl !== -2;
+    return { ...base, present, token, pttlMs: present && s.pttl >= 0 ? s.pttl : null, readAtMs: reading.readAtMs };
+  }
+
+  /** The quorum view of one key from the nodes' answers, through the tracker: events, upsert or removal. */
+  private evaluateKey(
+    key: Buffer,
+    answers: readonly NodeAnswer[],
+    samples: ReadonlyArray<KeySample | undefined>,
+    nowMs: number,
+    detail: Record<string, string | number | boolean> = {},
+  ): TrackerOutput {
+    const k = key.toString("latin1");
+    const id = lockId("redlock", this.opts.group, key);
+    const answered = answers.filter((a) => a.answered).length;
+    if (!answers.some((a) => a.present)) {
+      // Nothing known this poll: keep the last view rather than guess.
+      if (answered === 0) return { events: [], upserts: [], removed: [] };
+      if (answered >= this.needed || !this.tracker.has(id)) {
+        // A majority confirms absence (no token can have a quorum), or it was never shown: the resource is gone.
+        this.forget(k);
+        this.keysById.delete(id);
+        return this.tracker.apply([], [{ id, atMs: nowMs }], detail);
+      }
+    }
+    this.keysById.set(id, key);
+    const mem = this.memory.get(k) ?? { prior: null, leases: new Map(), owner: null };
+    const q = evaluateQuorum({
+      group: this.opts.group,
+      nowMs,
+      answers,
+      prior: mem.prior,
+      previousToken: mem.owner,
+      knownLeaseMs: mem.leases,
+    });
+    this.remember(k, mem, q);
+    const lock = this.observe(id, key, q, answers, samples, nowMs);
+    return this.tracker.apply([{ lock, observedAtMs: nowMs }], [], {
+      quorumState: q.view.state,
+      votes: q.view.votes,
+      nodes: q.view.nodes,
+      ...detail,
+    });
   }
 
   private forget(k: string): void {
@@ -533,4 +782,10 @@ function recogniseToken(sample: KeySample | undefined): { library: string; rule:
   if (field !== undefined && REDISSON_FIELD.test(field)) return { library: "redisson", rule: "redlock-redisson-hash" };
   if (field !== undefined) return { library: "generic", rule: "redlock-hash-field" };
   return { library: "generic", rule: "redlock-no-holder" };
+}
+
+function merge(into: TrackerOutput, o: TrackerOutput): void {
+  into.events.push(...o.events);
+  into.upserts.push(...o.upserts);
+  into.removed.push(...o.removed);
 }
