@@ -1,6 +1,16 @@
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { ConfigError, readEnum, readHttpUrl, readInt, readList, readString, type Env } from "../lib/config/env";
+import {
+  ConfigError,
+  readBool,
+  readEnum,
+  readHttpUrl,
+  readInt,
+  readList,
+  readString,
+  type Env,
+} from "../lib/config/env";
+import { parseAddressMap } from "./sources/redis/node-address";
 
 /** Lock keys are found by these SCAN MATCH globs (case variants folded into character classes). */
 export const DEFAULT_LOCK_PATTERNS = [
@@ -41,6 +51,12 @@ export interface AgentConfig {
   keyspaceNotifications: "off" | "use" | "enable";
   /** Longest an operator expects a lock to be held before it is flagged (held-too-long / zombie-renewal); 0 = off. */
   maxHoldMs: number;
+  /** REDIS_REPLICA_CHECK: connect to each master's replicas and flag locks not replicated yet. */
+  replicaCheck: boolean;
+  /** REDIS_ADDRESS_MAP: announced `host:port` of replicas and cluster nodes -> reachable host:port or URL. */
+  redisAddressMap: Map<string, string>;
+  /** REDIS_CLUSTER_REFRESH_MS: how often a cluster's topology is re-read when nothing prompts it sooner. */
+  clusterRefreshMs: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
   file: Record<string, unknown> | null;
 }
@@ -124,6 +140,9 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     hazardMemoryMs: readInt(env, "HAZARD_MEMORY_MS", 5 * 60_000, 1000, 86_400_000),
     keyspaceNotifications: readEnum(env, "KEYSPACE_NOTIFICATIONS", ["off", "use", "enable"] as const, "use"),
     maxHoldMs: readInt(env, "LOCK_MAX_HOLD_MS", 15 * 60_000, 0, 30 * 86_400_000),
+    replicaCheck: readBool(env, "REDIS_REPLICA_CHECK", true),
+    redisAddressMap: parseAddressMap("REDIS_ADDRESS_MAP", readList(env, "REDIS_ADDRESS_MAP") ?? []),
+    clusterRefreshMs: readInt(env, "REDIS_CLUSTER_REFRESH_MS", 10_000, 1000, 600_000),
     file: readConfigFile(env),
   };
 }

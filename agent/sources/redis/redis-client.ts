@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { loadLua } from "./lua-scripts";
 import type { RedisReleasePort } from "./redis-release";
-import type { KeySample, RedisLockPort } from "./redis-port";
+import { parseRedirect } from "./cluster-nodes";
+import type { KeySample, RedisLockPort, RedisNodePort, RedisReplicaPort } from "./redis-port";
 
 /** How many fields, members or items one sample reads at most: a lock key is small; a huge one is shown cut. */
 export const PAGE = 20;
@@ -36,6 +37,12 @@ export function connectRedis(opts: RedisConnectionOptions): Redis {
 }
 
 type Reply = [Error | null, unknown];
+
+/**
+ * Errors that mean the server cannot answer for any key right now (loading its dataset, a long script, the
+ * cluster down or mid-failover): a read that fails so proves nothing about the key, so the whole read fails.
+ */
+const UNAVAILABLE = /^(?:ReplyError: )?(?:LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
 
 function asNumber(r: Reply | undefined): number {
   if (!r || r[0]) return 0;
@@ -86,6 +93,12 @@ export class IoredisLockPort implements RedisLockPort {
     keys.forEach((key, i) => {
       const r = replies.slice(at, at + plan[i]!);
       at += plan[i]!;
+      const failed = r[0]?.[0] ?? r[1]?.[0];
+      if (failed && parseRedirect(failed.message)) {
+        out.push({ key, type: "none", pttl: -2, moved: failed.message });
+        return;
+      }
+      if (failed && UNAVAILABLE.test(failed.message)) throw failed;
       const type = r[0] && !r[0][0] ? String(r[0][1]) : "none";
       const sample: KeySample = { key, type, pttl: asNumber(r[1]) };
       // If the type changed since it was last seen, the reads below were for the old type: skip them this round.
@@ -114,6 +127,47 @@ export class IoredisLockPort implements RedisLockPort {
   async runId() {
     const info = await this.client.info("server");
     return parseRunId(info);
+  }
+}
+
+/** INFO sections and CLUSTER NODES on one node. */
+export class IoredisNodePort implements RedisNodePort {
+  constructor(private readonly client: Redis) {}
+
+  info(section: "replication" | "cluster") {
+    return this.client.info(section);
+  }
+
+  async clusterNodes() {
+    return String(await this.client.call("CLUSTER", "NODES"));
+  }
+}
+
+/**
+ * EXISTS per key on a replica, pipelined. A cluster replica answers key reads only after READONLY (else it
+ * redirects to its master), so in cluster mode each pipeline starts with it: cheap, and it survives reconnects.
+ */
+export class IoredisReplicaPort implements RedisReplicaPort {
+  constructor(
+    private readonly client: Redis,
+    private readonly cluster: boolean,
+  ) {}
+
+  async exists(keys: Buffer[]) {
+    if (keys.length === 0) {
+      await this.client.ping(); // nothing to compare, but proof the replica answers
+      return [];
+    }
+    const p = this.client.pipeline();
+    if (this.cluster) p.readonly();
+    for (const k of keys) p.exists(k);
+    const replies = ((await p.exec()) ?? []) as Reply[];
+    const answers = this.cluster ? replies.slice(1) : replies;
+    if (answers.length !== keys.length) throw new Error(`EXISTS: ${answers.length} replies for ${keys.length} keys`);
+    return answers.map(([err, n]) => {
+      if (err) throw err;
+      return Number(n) === 1;
+    });
   }
 }
 

@@ -24,6 +24,11 @@ export interface KeySample {
   list?: { length: number; items: Buffer[] };
   /** Sets: a first page of members and the member count. */
   set?: { length: number; members: Buffer[] };
+  /**
+   * A cluster node answered MOVED or ASK (the raw error): the key's slot is served by another node, so this node
+   * says nothing about the key; type and pttl are then "none" and -2 and must not be read as a deletion.
+   */
+  moved?: string;
 }
 
 export interface RedisLockPort {
@@ -35,4 +40,20 @@ export interface RedisLockPort {
   numsub(channels: string[]): Promise<unknown>;
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */
   runId(): Promise<string>;
+}
+
+/** Facts about the node itself, all read-only: INFO sections and the cluster's own view of its topology. */
+export interface RedisNodePort {
+  /** INFO replication / INFO cluster as the server prints it. */
+  info(section: "replication" | "cluster"): Promise<string>;
+  /** CLUSTER NODES as the server prints it (cluster mode only). */
+  clusterNodes(): Promise<string>;
+}
+
+/**
+ * A replica asked whether it has the master's lock keys: pipelined EXISTS, one answer per key, in order; with no
+ * keys, a PING (the replica answers at all).
+ */
+export interface RedisReplicaPort {
+  exists(keys: Buffer[]): Promise<boolean[]>;
 }

@@ -1,4 +1,4 @@
-import type { SourceStatus } from "../../../lib/contract/lock";
+import type { Hazard, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import { escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
@@ -32,6 +32,23 @@ export interface RedisSourceOptions {
   now?: () => number;
   /** Hold limit for history hazards (see history-hazards.ts); default 15 minutes. */
   maxHoldMs?: number;
+  /** How long takeover and zombie hazards stay on a lock; default 5 minutes. */
+  hazardMemoryMs?: number;
+  /**
+   * What lock ids are derived from instead of sourceId. A Redis Cluster uses one scope for all its masters, so a
+   * lock keeps its id when a failover or resharding moves its key to another node. Default: sourceId.
+   */
+  lockIdScope?: string;
+  /** Adds hazards that need other nodes (a lock not yet on a replica); asked once per successful poll. */
+  annotator?: LockAnnotator;
+}
+
+/**
+ * A hook for what the node itself cannot tell: extra hazards by lock id for the locks present this poll. Must not
+ * throw; if it does, the poll goes on without its hazards.
+ */
+export interface LockAnnotator {
+  annotate(locks: ReadonlyArray<{ id: string; key: Buffer }>): Promise<ReadonlyMap<string, readonly Hazard[]>>;
 }
 
 /** Keys sampled per pipeline: keeps each reply small and lets other clients' commands interleave. */
@@ -65,16 +82,29 @@ export class RedisSource {
   private error: string | undefined = "not connected yet";
   private lastScanAt: string | undefined;
   private lastScanMs: number | undefined;
+  private sourceId: string;
+  private readonly idScope: string;
+  private annotator: LockAnnotator | undefined;
+  /** The annotator's last answer, applied to notification refreshes too so its hazards do not flicker. */
+  private annotations: ReadonlyMap<string, readonly Hazard[]> = new Map();
+  /** Set by retarget after a failover: the next poll reports keys the new node lacks as lost. */
+  private failoverFrom: string | null = null;
 
   constructor(
-    private readonly port: RedisLockPort,
+    private port: RedisLockPort,
     private readonly opts: RedisSourceOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.sourceId = opts.sourceId;
+    this.idScope = opts.lockIdScope ?? opts.sourceId;
+    this.annotator = opts.annotator;
     this.tracker = new LockTracker({
       agentId: opts.agentId,
       newId: opts.newId,
-      history: { ...DEFAULT_HISTORY_OPTIONS, ...(opts.maxHoldMs !== undefined ? { maxHoldMs: opts.maxHoldMs } : {}) },
+      history: {
+        maxHoldMs: opts.maxHoldMs ?? DEFAULT_HISTORY_OPTIONS.maxHoldMs,
+        rememberMs: opts.hazardMemoryMs ?? DEFAULT_HISTORY_OPTIONS.rememberMs,
+      },
     });
     // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
     const latin1 = opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1"));
@@ -83,7 +113,7 @@ export class RedisSource {
 
   status(): SourceStatus {
     const s: SourceStatus = {
-      id: this.opts.sourceId,
+      id: this.sourceId,
       kind: "redis",
       up: this.up,
       locks: this.tracker.size,
@@ -101,13 +131,32 @@ export class RedisSource {
     this.error = up ? undefined : (error ?? "down");
   }
 
+  /**
+   * The node behind this source changed: a cluster failover promoted a replica, or the node came back at another
+   * address. Lock ids stay (lockIdScope). After a failover the next poll re-reads every known key on the new node
+   * and reports the ones it lacks as lost (reason server-restarted, with failoverFrom): they were not replicated.
+   */
+  retarget(to: { sourceId: string; port: RedisLockPort; annotator?: LockAnnotator; failover: boolean }): void {
+    if (to.failover) {
+      this.failoverFrom ??= this.sourceId;
+      this.runId = null;
+    }
+    this.sourceId = to.sourceId;
+    this.port = to.port;
+    this.annotator = to.annotator;
+    this.annotations = new Map();
+    this.cursor = "0";
+  }
+
   /** One poll. Throws nothing: a failure marks the source down and leaves the tracked state as it was. */
   async poll(): Promise<TrackerOutput> {
     const empty: TrackerOutput = { events: [], upserts: [], removed: [] };
     try {
       const restarted = await this.checkRunId();
       const discovered = await this.discover();
-      const out = await this.refresh([...this.known.values(), ...discovered], restarted, "poll");
+      const failoverFrom = this.failoverFrom;
+      const out = await this.refresh([...this.known.values(), ...discovered], restarted, "poll", failoverFrom);
+      this.failoverFrom = null;
       this.up = true;
       this.error = undefined;
       return out;
@@ -176,9 +225,11 @@ export class RedisSource {
     all: KnownKey[],
     restarted: boolean,
     observedBy: "poll" | "notification",
+    failoverFrom: string | null = null,
   ): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
+    const movedAway: string[] = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
       const samples = await this.port.sample(
@@ -189,7 +240,13 @@ export class RedisSource {
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
-        const id = lockId("redis", this.opts.sourceId, s.key);
+        const id = this.idOf(s.key);
+        if (s.moved !== undefined) {
+          // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
+          this.keysById.delete(id);
+          if (this.known.delete(k)) movedAway.push(id);
+          return;
+        }
         if (s.pttl === -2 || s.type === "none") {
           this.keysById.delete(id);
           if (this.known.delete(k)) gone.push({ id, atMs: at });
@@ -208,7 +265,7 @@ export class RedisSource {
     const folded: string[] = [];
     for (const x of sampled) {
       const owner = companionOwner(x.text);
-      if (owner !== null && related.has(owner)) folded.push(lockId("redis", this.opts.sourceId, x.s.key));
+      if (owner !== null && related.has(owner)) folded.push(this.idOf(x.s.key));
       else locks.push(x);
     }
     const wanted = new Set<string>();
@@ -233,12 +290,33 @@ export class RedisSource {
       for (const [k, v] of parsePubsubNumsub(await this.port.numsub(channels.slice(i, i + NUMSUB_BATCH))))
         numsub.set(k, v);
     }
-    const present = recognised.map(({ x, rec }) => ({
+    const built = recognised.map(({ x, rec }) => ({
       lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at),
+      key: x.s.key,
       observedAtMs: x.at,
     }));
-    this.tracker.drop(folded);
-    return this.tracker.apply(present, gone, restarted ? { reason: "server-restarted", observedBy } : { observedBy });
+    if (observedBy === "poll" && this.annotator) {
+      try {
+        this.annotations = await this.annotator.annotate(built.map(({ lock, key }) => ({ id: lock.id, key })));
+      } catch {
+        this.annotations = new Map(); // another node's trouble never fails this node's poll
+      }
+    }
+    const present = built.map(({ lock, observedAtMs }) => ({ lock: this.withAnnotations(lock), observedAtMs }));
+    this.tracker.drop([...folded, ...movedAway]);
+    const detail: Record<string, string> = { observedBy };
+    if (restarted || failoverFrom !== null) detail.reason = "server-restarted";
+    if (failoverFrom !== null) detail.failoverFrom = failoverFrom;
+    return this.tracker.apply(present, gone, detail);
+  }
+
+  private idOf(key: Buffer): string {
+    return lockId("redis", this.idScope, key);
+  }
+
+  private withAnnotations(lock: ObservedLock): ObservedLock {
+    const extra = this.annotations.get(lock.id)?.filter((h) => !lock.hazards.some((x) => x.code === h.code));
+    return extra?.length ? { ...lock, hazards: [...lock.hazards, ...extra] } : lock;
   }
 
   /**
@@ -250,7 +328,7 @@ export class RedisSource {
     writer: RedisReleasePort,
   ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
     const none: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const node = this.opts.sourceId;
+    const node = this.sourceId;
     const key = this.keysById.get(cmd.lockId);
     if (!key) {
       return {
@@ -318,9 +396,9 @@ export class RedisSource {
   private build(s: KeySample, rec: Recognition, atMs: number): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
     return {
-      id: lockId("redis", this.opts.sourceId, s.key),
+      id: this.idOf(s.key),
       backend: "redis",
-      source: this.opts.sourceId,
+      source: this.sourceId,
       resource: escapeBytes(s.key, 512),
       owner: rec.owner,
       library: rec.library,

@@ -1,0 +1,292 @@
+/**
+ * Builds the watched sources for REDIS_URLS. Each configured node is asked INFO cluster once it answers: a
+ * cluster node becomes a RedisClusterSource (every master watched), any other node a RedisSource; both get a
+ * replication watcher (replicas, offsets, locks not yet replicated) and keyspace notifications when configured.
+ */
+import type { Redis } from "ioredis";
+import type { Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
+import type { WatchedSource } from "../../agent";
+import type { RedisTarget } from "../../config";
+import type { TrackerOutput } from "../../core/tracker";
+import { parseClusterEnabled } from "./cluster-nodes";
+import { subscribeKeyspace, type NotificationMode } from "./keyspace-notifications";
+import { nodeId, nodeUrl } from "./node-address";
+import { NotificationBatcher } from "./notification-batcher";
+import { connectRedis, IoredisLockPort, IoredisNodePort, IoredisReleasePort, IoredisReplicaPort } from "./redis-client";
+import { RedisClusterSource } from "./redis-cluster-source";
+import type { RedisNodePort } from "./redis-port";
+import { RedisSource } from "./redis-source";
+import { ReplicationWatcher } from "./replication-watcher";
+
+export interface RedisSourcesOptions {
+  agentId: string;
+  newId: () => string;
+  log: (line: string) => void;
+  lockPatterns: readonly string[];
+  scanCount: number;
+  /** Key visits per poll per node (see RedisSourceOptions); 0 = unlimited. */
+  visitBudgetPerPoll: number;
+  valuePreviewBytes: number;
+  maxHoldMs: number;
+  /** How long takeover and zombie hazards stay on a lock (RedisSourceOptions.hazardMemoryMs). */
+  hazardMemoryMs?: number;
+  commandTimeoutMs: number;
+  keyspaceNotifications: NotificationMode;
+  /** REDIS_REPLICA_CHECK: connect to replicas and check each master's locks there. */
+  replicaCheck: boolean;
+  /** REDIS_ADDRESS_MAP: announced host:port -> reachable host:port or URL. */
+  addressMap: ReadonlyMap<string, string>;
+  /** REDIS_CLUSTER_REFRESH_MS. */
+  clusterRefreshMs: number;
+  /** Changes seen between polls (keyspace notifications) are published through this. */
+  push: (output: TrackerOutput) => void;
+}
+
+export interface RedisSources {
+  /** One per configured node, in configuration order; a cluster node stands for its whole cluster. */
+  sources: WatchedSource[];
+  /** Settles once every node's first connection attempt and mode detection have finished. */
+  ready: Promise<void>;
+  close(): void;
+}
+
+export function createRedisSources(targets: readonly RedisTarget[], opts: RedisSourcesOptions): RedisSources {
+  const watches = targets.map((t) => new RedisTargetSource(t, opts));
+  return {
+    sources: watches,
+    ready: Promise.all(watches.map((w) => w.start())).then(() => undefined),
+    close: () => watches.forEach((w) => w.close()),
+  };
+}
+
+const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
+
+type Mode =
+  | { kind: "standalone"; source: RedisSource; watcher: ReplicationWatcher; unsubscribe: () => void }
+  | { kind: "cluster"; cluster: RedisClusterSource };
+
+/** One configured node, whichever it turns out to be: a standalone node (master or replica) or a cluster's seed. */
+class RedisTargetSource implements WatchedSource {
+  private readonly client: Redis;
+  private readonly node: RedisNodePort;
+  private mode: Mode | null = null;
+  private error = "not connected yet";
+  private closed = false;
+
+  constructor(
+    private readonly target: RedisTarget,
+    private readonly opts: RedisSourcesOptions,
+  ) {
+    this.client = connectRedis({
+      url: target.url,
+      commandTimeoutMs: opts.commandTimeoutMs,
+      onStatus: (up, error) => {
+        if (this.mode?.kind === "standalone") this.mode.source.setConnection(up, error);
+        else if (!up) this.error = error ?? "down";
+      },
+    });
+    this.node = new IoredisNodePort(this.client);
+  }
+
+  /** The first connection attempt (a slow handshake is not an outage), then the mode if the node answers. */
+  async start(): Promise<void> {
+    await this.client.connect().catch(() => undefined);
+    await this.detect();
+  }
+
+  status(): SourceStatus {
+    if (this.mode?.kind === "cluster") return this.mode.cluster.status();
+    if (this.mode?.kind === "standalone") {
+      const s = this.mode.source.status();
+      const nodes = this.mode.watcher.nodes({ up: s.up, ...(s.error ? { error: s.error } : {}) });
+      return nodes ? { ...s, nodes } : s;
+    }
+    return { id: this.target.id, kind: "redis", up: false, error: this.error, locks: 0, agentId: this.opts.agentId };
+  }
+
+  statuses(): SourceStatus[] {
+    return this.mode?.kind === "cluster" ? this.mode.cluster.statuses() : [this.status()];
+  }
+
+  async poll(): Promise<TrackerOutput> {
+    if (!this.mode) await this.detect();
+    if (!this.mode) return EMPTY;
+    return this.mode.kind === "cluster" ? this.mode.cluster.poll() : this.mode.source.poll();
+  }
+
+  locks(): Lock[] {
+    if (!this.mode) return [];
+    return this.mode.kind === "cluster" ? this.mode.cluster.locks() : this.mode.source.tracker.locks();
+  }
+
+  has(lockId: string): boolean {
+    if (!this.mode) return false;
+    return this.mode.kind === "cluster" ? this.mode.cluster.has(lockId) : this.mode.source.tracker.has(lockId);
+  }
+
+  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    if (this.mode?.kind === "cluster") return this.mode.cluster.release(cmd);
+    if (this.mode?.kind === "standalone") return this.mode.source.release(cmd, new IoredisReleasePort(this.client));
+    return {
+      result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] },
+      output: EMPTY,
+    };
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.mode?.kind === "cluster") this.mode.cluster.close();
+    if (this.mode?.kind === "standalone") {
+      this.mode.watcher.close();
+      this.mode.unsubscribe();
+    }
+    this.client.disconnect();
+  }
+
+  /** INFO cluster decides, once: until the node answers, the target is reported down. */
+  private async detect(): Promise<void> {
+    if (this.mode || this.closed) return;
+    let cluster: boolean;
+    try {
+      cluster = parseClusterEnabled(await this.node.info("cluster"));
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+      return;
+    }
+    if (cluster) {
+      if (this.target.db !== 0) this.opts.log(`${this.target.id}: a cluster has only database 0; watching that`);
+      this.mode = { kind: "cluster", cluster: this.buildCluster() };
+      this.opts.log(`${this.target.id}: Redis Cluster; watching every master that serves slots`);
+      return;
+    }
+    const watcher = this.watcher(
+      this.target.url,
+      nodeId(hostPortOf(this.target.url), this.target.url),
+      this.node,
+      false,
+    );
+    const source = new RedisSource(new IoredisLockPort(this.client), {
+      ...this.sourceOptions(),
+      sourceId: this.target.id,
+      annotator: watcher,
+    });
+    source.setConnection(this.client.status === "ready", this.error);
+    const notifications = this.subscribe(this.target.url, this.target.db, source);
+    this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop };
+    await notifications.ready;
+  }
+
+  private sourceOptions() {
+    return {
+      agentId: this.opts.agentId,
+      newId: this.opts.newId,
+      lockPatterns: this.opts.lockPatterns,
+      scanCount: this.opts.scanCount,
+      visitBudgetPerPoll: this.opts.visitBudgetPerPoll,
+      valuePreviewBytes: this.opts.valuePreviewBytes,
+      maxHoldMs: this.opts.maxHoldMs,
+      ...(this.opts.hazardMemoryMs !== undefined ? { hazardMemoryMs: this.opts.hazardMemoryMs } : {}),
+    };
+  }
+
+  private buildCluster(): RedisClusterSource {
+    const { agentId, newId, ...source } = this.sourceOptions();
+    // Cluster nodes keep keys in database 0 only; the seed's scheme and credentials apply to every node.
+    const base = new URL(this.target.url);
+    base.pathname = "/0";
+    const baseUrl = base.toString();
+    return new RedisClusterSource({
+      seedId: this.target.id,
+      seedNode: this.node,
+      agentId,
+      newId,
+      log: this.opts.log,
+      source,
+      refreshMs: this.opts.clusterRefreshMs,
+      sourceIdOf: (address) => `${nodeId(address, baseUrl)}/0`,
+      nodeIdOf: (address) => nodeId(address, baseUrl),
+      connect: (address, onStatus) => {
+        const client = connectRedis({
+          url: nodeUrl(address, baseUrl, this.opts.addressMap),
+          commandTimeoutMs: this.opts.commandTimeoutMs,
+          onStatus,
+        });
+        return {
+          lock: new IoredisLockPort(client),
+          node: new IoredisNodePort(client),
+          release: new IoredisReleasePort(client),
+          ready: client.connect().catch(() => undefined),
+          close: () => client.disconnect(),
+        };
+      },
+      watch: (address, node) =>
+        this.watcher(nodeUrl(address, baseUrl, this.opts.addressMap), nodeId(address, baseUrl), node, true),
+      subscribe: (address, src) => this.subscribe(nodeUrl(address, baseUrl, this.opts.addressMap), 0, src).stop,
+    });
+  }
+
+  /** Replicas are dialled with the watched node's scheme, credentials and database (REDIS_ADDRESS_MAP applied). */
+  private watcher(url: string, id: string, node: RedisNodePort, cluster: boolean): ReplicationWatcher {
+    return new ReplicationWatcher({
+      nodeId: id,
+      node,
+      cluster,
+      checkReplicas: this.opts.replicaCheck,
+      replicaId: (address) => nodeId(address, url),
+      connectReplica: (address) => {
+        const client = connectRedis({
+          url: nodeUrl(address, url, this.opts.addressMap),
+          commandTimeoutMs: this.opts.commandTimeoutMs,
+          onStatus: () => undefined, // each check reports the replica's state
+        });
+        return {
+          port: new IoredisReplicaPort(client, cluster),
+          ready: client.connect().catch(() => undefined),
+          close: () => client.disconnect(),
+        };
+      },
+    });
+  }
+
+  /**
+   * Keyspace notifications for one node: changes show in milliseconds, the poll stays the source of truth.
+   * `ready` settles once subscribed (or given up); `stop` ends them.
+   */
+  private subscribe(url: string, db: number, source: RedisSource): { ready: Promise<void>; stop: () => void } {
+    if (this.opts.keyspaceNotifications === "off") return { ready: Promise.resolve(), stop: () => undefined };
+    const batcher = new NotificationBatcher(async (keys) => this.opts.push(await source.refreshNotified(keys)));
+    let close: (() => void) | null = null;
+    let stopped = false;
+    const ready = subscribeKeyspace({
+      url,
+      db,
+      patterns: this.opts.lockPatterns,
+      mode: this.opts.keyspaceNotifications,
+      onKey: (key) => batcher.add(key),
+      log: this.opts.log,
+    }).then((sub) => {
+      if (!sub) return;
+      this.opts.log(`${redact(url)}: keyspace notifications ${sub.state}`);
+      if (stopped) sub.close();
+      else close = () => sub.close();
+    });
+    const stop = () => {
+      stopped = true;
+      close?.();
+      batcher.close();
+    };
+    return { ready, stop };
+  }
+}
+
+function hostPortOf(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || "6379"}`;
+}
+
+/** scheme://host:port/db, without credentials: how nodes appear in the log. */
+function redact(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}/${u.pathname.replace(/^\//, "") || "0"}`;
+}

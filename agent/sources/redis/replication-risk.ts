@@ -1,0 +1,125 @@
+/**
+ * The failover case from the literature: a lock written to a master but not yet to its replica is handed to a
+ * second client if the master fails now and the replica is promoted. Pure decisions over what the replication
+ * watcher read: which locks have been missing on a replica for long enough to be more than normal lag, and the
+ * per-node view (role, offset, lag) for SourceStatus.nodes.
+ */
+import type { Hazard, NodeStatus } from "../../../lib/contract/lock";
+import type { ReplicationInfo } from "./replication-info";
+
+/**
+ * Consecutive polls a lock must be missing on a replica before it is flagged: replication normally trails by
+ * well under a millisecond, so one miss is usually a write caught in flight; two polls apart is not.
+ */
+export const REQUIRED_MISSES = 2;
+
+export const NOT_REPLICATED = "not-replicated";
+
+/** replica address -> lock id -> consecutive polls the lock was missing there. */
+export type MissCounts = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
+/** What one replica answered this poll: the ids of the master's locks it does not have. */
+export interface ReplicaCheck {
+  replica: string;
+  missing: readonly string[];
+}
+
+/**
+ * Next miss counts. Only replicas that answered this poll keep counts (an unanswered check proves nothing, so it
+ * starts over); a lock found on a replica, or no longer on the master, starts over too.
+ */
+export function countMisses(prev: MissCounts, checks: readonly ReplicaCheck[]): Map<string, Map<string, number>> {
+  const next = new Map<string, Map<string, number>>();
+  for (const { replica, missing } of checks) {
+    const before = prev.get(replica);
+    const counts = new Map<string, number>();
+    for (const id of missing) counts.set(id, (before?.get(id) ?? 0) + 1);
+    next.set(replica, counts);
+  }
+  return next;
+}
+
+/**
+ * One `not-replicated` hazard per lock missing on at least one replica for `required` polls in a row. The message
+ * names the replicas and no counters, so it stays the same (and sends no update) while the condition lasts.
+ */
+export function notReplicatedHazards(misses: MissCounts, required = REQUIRED_MISSES): Map<string, Hazard[]> {
+  const replicasById = new Map<string, string[]>();
+  for (const [replica, counts] of misses) {
+    for (const [id, n] of counts) {
+      if (n < required) continue;
+      const list = replicasById.get(id) ?? [];
+      list.push(replica);
+      replicasById.set(id, list);
+    }
+  }
+  const out = new Map<string, Hazard[]>();
+  for (const [id, replicas] of replicasById) {
+    replicas.sort();
+    const where = replicas.length === 1 ? `replica ${replicas[0]}` : `replicas ${replicas.join(", ")}`;
+    out.set(id, [
+      {
+        code: NOT_REPLICATED,
+        severity: "critical",
+        message:
+          `On the master but not on ${where} for ${required} polls in a row: if the master fails now, ` +
+          `a failover promotes a replica without this lock and hands it to a second client.`,
+      },
+    ]);
+  }
+  return out;
+}
+
+/** How one replica's check went, by its announced address. */
+export interface ReplicaProbe {
+  address: string;
+  up: boolean;
+  latencyMs?: number;
+  error?: string;
+}
+
+/**
+ * The nodes behind one watched Redis node: itself first, then the replicas its INFO lists with their offsets and
+ * byte lag. A master without replicas outside a cluster is "standalone".
+ */
+export function replicationNodes(
+  self: { id: string; up: boolean; error?: string; cluster: boolean; replicaId: (address: string) => string },
+  info: ReplicationInfo | null,
+  probes: readonly ReplicaProbe[],
+  infoError?: string,
+): NodeStatus[] {
+  if (!info) {
+    const node: NodeStatus = { id: self.id, role: "unknown", up: self.up };
+    const error = self.error ?? infoError;
+    if (error) node.error = error;
+    return [node];
+  }
+  if (info.role === "replica") {
+    const node: NodeStatus = { id: self.id, role: "replica", up: self.up };
+    if (info.offset !== undefined) node.offset = info.offset;
+    const error =
+      self.error ?? (info.linkUp ? undefined : `replication link to master ${info.masterAddress ?? "?"} is down`);
+    if (error) node.error = error;
+    return [node];
+  }
+  const master: NodeStatus = {
+    id: self.id,
+    role: info.replicas.length > 0 || self.cluster ? "master" : "standalone",
+    up: self.up,
+  };
+  if (info.offset !== undefined) master.offset = info.offset;
+  if (self.error) master.error = self.error;
+  const byAddress = new Map(probes.map((p) => [p.address, p]));
+  const replicas = info.replicas.map((r): NodeStatus => {
+    const probe = byAddress.get(r.address);
+    // Not probed (replica checks off, or just listed): the master's word on its link is all there is.
+    const node: NodeStatus = { id: self.replicaId(r.address), role: "replica", up: probe?.up ?? r.state === "online" };
+    if (probe?.latencyMs !== undefined) node.latencyMs = probe.latencyMs;
+    if (r.offset !== undefined) node.offset = r.offset;
+    if (r.offset !== undefined && info.offset !== undefined) node.lagBytes = Math.max(0, info.offset - r.offset);
+    const error = r.state !== "online" ? `replication state ${r.state}` : probe?.error;
+    if (error) node.error = error;
+    return node;
+  });
+  return [master, ...replicas];
+}

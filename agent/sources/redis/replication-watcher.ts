@@ -1,0 +1,138 @@
+/**
+ * Replication risk for one watched Redis node: each poll it reads INFO replication on the node and, when the node
+ * is a master, asks every replica whether it has the master's lock keys (pipelined EXISTS in bounded batches, on
+ * read-only connections). The decisions are in replication-risk.ts; this file only does the I/O.
+ */
+import type { Hazard, NodeStatus } from "../../../lib/contract/lock";
+import { parseReplicationInfo, type ReplicationInfo } from "./replication-info";
+import {
+  countMisses,
+  notReplicatedHazards,
+  replicationNodes,
+  type MissCounts,
+  type ReplicaCheck,
+  type ReplicaProbe,
+} from "./replication-risk";
+import type { LockAnnotator } from "./redis-source";
+import type { RedisNodePort, RedisReplicaPort } from "./redis-port";
+
+/** Keys per EXISTS pipeline on a replica: small replies, and other clients' commands interleave. */
+export const EXISTS_BATCH = 250;
+
+export interface ReplicaConnection {
+  port: RedisReplicaPort;
+  /** Settles once the first connection attempt has finished, connected or not (failures retry in the background). */
+  ready: Promise<void>;
+  close(): void;
+}
+
+export interface ReplicationWatcherOptions {
+  /** How the watched node is shown in SourceStatus.nodes, e.g. `redis://127.0.0.1:6379`. */
+  nodeId: string;
+  node: RedisNodePort;
+  /** Cluster masters are "master" even without replicas, and their replicas need READONLY. */
+  cluster: boolean;
+  /** REDIS_REPLICA_CHECK: connect to replicas and compare. Off, nodes are still shown from the master's INFO. */
+  checkReplicas: boolean;
+  /** The id a replica announced at `address` is shown by. */
+  replicaId(address: string): string;
+  /** A read-only connection to the replica announced at `address` (REDIS_ADDRESS_MAP applied by the caller). */
+  connectReplica(address: string): ReplicaConnection;
+  existsBatch?: number;
+  now?: () => number;
+}
+
+export class ReplicationWatcher implements LockAnnotator {
+  private info: ReplicationInfo | null = null;
+  private infoError: string | undefined;
+  private read = false;
+  private probes: ReplicaProbe[] = [];
+  private misses: MissCounts = new Map();
+  private readonly replicas = new Map<string, ReplicaConnection>();
+  private readonly now: () => number;
+
+  constructor(private readonly opts: ReplicationWatcherOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  async annotate(locks: ReadonlyArray<{ id: string; key: Buffer }>): Promise<ReadonlyMap<string, readonly Hazard[]>> {
+    this.read = true;
+    try {
+      this.info = parseReplicationInfo(await this.opts.node.info("replication"));
+      this.infoError = this.info ? undefined : "INFO replication could not be read";
+    } catch (err) {
+      this.info = null;
+      this.infoError = `INFO replication: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    // Locks on a replica are copies: the risk is about what a master has that its replicas lack.
+    const links = this.info?.role === "master" && this.opts.checkReplicas ? this.info.replicas : [];
+    await this.connect(links.map((l) => l.address));
+    const results = await Promise.all(links.map((l) => this.check(l.address, locks)));
+    this.probes = results.map((r) => r.probe);
+    this.misses = countMisses(
+      this.misses,
+      results.flatMap((r) => (r.check ? [r.check] : [])),
+    );
+    return notReplicatedHazards(this.misses);
+  }
+
+  /** The node and its replicas for SourceStatus.nodes; undefined before the first read. */
+  nodes(self: { up: boolean; error?: string }): NodeStatus[] | undefined {
+    if (!this.read) return undefined;
+    return replicationNodes(
+      { id: this.opts.nodeId, ...self, cluster: this.opts.cluster, replicaId: (a) => this.opts.replicaId(a) },
+      this.info,
+      this.probes,
+      this.infoError,
+    );
+  }
+
+  close(): void {
+    for (const c of this.replicas.values()) c.close();
+    this.replicas.clear();
+  }
+
+  /** Opens connections to replicas that appeared, closes those to replicas that left. */
+  private async connect(addresses: readonly string[]): Promise<void> {
+    for (const [address, c] of this.replicas) {
+      if (addresses.includes(address)) continue;
+      c.close();
+      this.replicas.delete(address);
+    }
+    const opened: Array<Promise<void>> = [];
+    for (const address of addresses) {
+      if (this.replicas.has(address)) continue;
+      const c = this.opts.connectReplica(address);
+      this.replicas.set(address, c);
+      opened.push(c.ready);
+    }
+    await Promise.all(opened);
+  }
+
+  private async check(
+    address: string,
+    locks: ReadonlyArray<{ id: string; key: Buffer }>,
+  ): Promise<{ probe: ReplicaProbe; check?: ReplicaCheck }> {
+    const port = this.replicas.get(address)!.port;
+    const batch = this.opts.existsBatch ?? EXISTS_BATCH;
+    const missing: string[] = [];
+    let latencyMs: number | undefined;
+    try {
+      // One round trip even with no locks (the port sends PING then): proof the replica answers, and its latency.
+      for (let i = 0; i === 0 || i < locks.length; i += batch) {
+        const slice = locks.slice(i, i + batch);
+        const started = this.now();
+        const answers = await port.exists(slice.map((l) => l.key));
+        latencyMs ??= this.now() - started;
+        answers.forEach((has, j) => {
+          if (!has) missing.push(slice[j]!.id);
+        });
+      }
+    } catch (err) {
+      return { probe: { address, up: false, error: err instanceof Error ? err.message : String(err) } };
+    }
+    const probe: ReplicaProbe = { address, up: true };
+    if (latencyMs !== undefined) probe.latencyMs = latencyMs;
+    return { probe, check: { replica: address, missing } };
+  }
+}
