@@ -4,16 +4,20 @@ import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { canRelease, postJson, useSession } from "./auth/session-provider";
 import { ConnectionIndicator } from "./live/connection-indicator";
+import { useLiveLocks } from "./live/live-locks-provider";
 
 const LINKS = [
   { href: "/", label: "Locks", operatorOnly: false },
   { href: "/redlock", label: "Redlock", operatorOnly: false },
   { href: "/zookeeper", label: "ZooKeeper", operatorOnly: false },
+  { href: "/history", label: "History", operatorOnly: false },
+  { href: "/alerts", label: "Alerts", operatorOnly: false },
   { href: "/audit", label: "Audit", operatorOnly: true },
 ];
 
 export function Header() {
   const session = useSession();
+  const { openAlerts } = useLiveLocks();
   const pathname = usePathname();
   const router = useRouter();
   const signOut = async () => {
@@ -37,6 +41,14 @@ export function Header() {
                 className={active ? "text-slate-100" : "text-slate-400 hover:text-slate-100"}
               >
                 {l.label}
+                {l.href === "/alerts" && openAlerts > 0 ? (
+                  <span
+                    data-testid="alert-badge"
+                    className="ml-1 rounded-full bg-rose-600 px-1.5 text-xs font-semibold text-white"
+                  >
+                    {openAlerts}
+                  </span>
+                ) : null}
               </Link>
             );
           })}

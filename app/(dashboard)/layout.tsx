@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { SessionProvider } from "@/components/auth/session-provider";
 import { LiveLocksProvider } from "@/components/live/live-locks-provider";
+import { AlertToasts } from "@/components/alerts/alert-toasts";
 import { Header } from "@/components/header";
 
 /** Every signed-in page: one session, one live socket, one header. */
@@ -10,6 +11,7 @@ export default function DashboardLayout({ children }: { children: ReactNode }) {
       <LiveLocksProvider>
         <Header />
         <main className="mx-auto max-w-screen-2xl px-4 py-4">{children}</main>
+        <AlertToasts />
       </LiveLocksProvider>
     </SessionProvider>
   );

@@ -1,7 +1,8 @@
 "use client";
 
-import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { io, type Socket } from "socket.io-client";
+import type { AlertView } from "@/lib/contract/alerts";
 import type { Lock, LockEvent, SourceStatus } from "@/lib/contract/lock";
 import { UI_NAMESPACE, type ServerToUiEvents, type UiToServerEvents } from "@/lib/contract/socket";
 
@@ -15,13 +16,26 @@ export type ConnectionState = "connecting" | "live" | "reconnecting";
 
 interface LiveLocks {
   connection: ConnectionState;
+  /** Open (unacknowledged) alerts, kept current by the server's pushes. */
+  openAlerts: number;
+  /** Alerts raised since the page opened, newest first: the toasts. */
+  raisedAlerts: AlertView[];
+  dismissAlert: (id: string) => void;
   locks: Map<string, LiveLock>;
   sources: SourceStatus[];
   /** Most recent events pushed since the page opened, newest first. */
   recentEvents: LockEvent[];
 }
 
-const Ctx = createContext<LiveLocks>({ connection: "connecting", locks: new Map(), sources: [], recentEvents: [] });
+const Ctx = createContext<LiveLocks>({
+  connection: "connecting",
+  openAlerts: 0,
+  raisedAlerts: [],
+  dismissAlert: () => undefined,
+  locks: new Map(),
+  sources: [],
+  recentEvents: [],
+});
 
 const RECENT = 200;
 
@@ -31,6 +45,8 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const [locks, setLocks] = useState<Map<string, LiveLock>>(new Map());
   const [sources, setSources] = useState<SourceStatus[]>([]);
   const [recentEvents, setRecentEvents] = useState<LockEvent[]>([]);
+  const [openAlerts, setOpenAlerts] = useState(0);
+  const [raisedAlerts, setRaisedAlerts] = useState<AlertView[]>([]);
 
   useEffect(() => {
     const socket: Socket<ServerToUiEvents, UiToServerEvents> = io(UI_NAMESPACE, {
@@ -54,6 +70,13 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
       });
       setSources(delta.sources);
     });
+    socket.on("alerts:changed", ({ raised, open }) => {
+      setOpenAlerts(open);
+      if (raised.length > 0) setRaisedAlerts((prev) => [...raised, ...prev].slice(0, 5));
+    });
+    fetch("/api/alerts?state=open&limit=1", { cache: "no-store" })
+      .then(async (res) => (res.ok ? setOpenAlerts(((await res.json()) as { open: number }).open) : undefined))
+      .catch(() => undefined);
     socket.on("events:new", ({ events }) => {
       setRecentEvents((prev) => [...[...events].reverse(), ...prev].slice(0, RECENT));
     });
@@ -62,9 +85,10 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
     };
   }, []);
 
+  const dismissAlert = useCallback((id: string) => setRaisedAlerts((prev) => prev.filter((a) => a.id !== id)), []);
   const value = useMemo(
-    () => ({ connection, locks, sources, recentEvents }),
-    [connection, locks, sources, recentEvents],
+    () => ({ connection, locks, sources, recentEvents, openAlerts, raisedAlerts, dismissAlert }),
+    [connection, locks, sources, recentEvents, openAlerts, raisedAlerts, dismissAlert],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }

@@ -10,6 +10,7 @@ import { QuorumPanel } from "../redlock/quorum-panel";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
 import { QueuePanel } from "../zookeeper/queue-panel";
 import type { ReleaseResult } from "@/lib/contract/release";
+import { LockContention } from "../history/lock-contention";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
@@ -134,7 +135,7 @@ export function LockDetail({ id }: { id: string }) {
       {lock && canRelease(session) ? (
         <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
       ) : null}
-      {lock ? <QuorumPanel lock={lock} /> : null}
+      {lock ? <QuorumPanel lock={lock} receivedAt={live!.receivedAt} /> : null}
       {lock ? <QueuePanel lock={lock} /> : null}
       {lock && lock.waiters.length > 0 ? (
         <section>
@@ -149,6 +150,7 @@ export function LockDetail({ id }: { id: string }) {
           </ol>
         </section>
       ) : null}
+      <LockContention lockId={id} refreshKey={latestForLock} />
       <section>
         <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">History</h2>
         {error ? <p className="text-sm text-amber-300">{error}</p> : null}

@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMemo, useState } from "react";
 import type { Backend } from "@/lib/contract/lock";
 import { useLiveLocks, useNow, type LiveLock } from "../live/live-locks-provider";
+import { QuorumBadge } from "../redlock/quorum-badge";
 import { formatDuration, remainingTtl, shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { TtlCell } from "./ttl-cell";
@@ -122,7 +123,15 @@ export function LocksTable() {
                       {lock.resource}
                     </Link>
                   </td>
-                  <td className="px-3 py-1.5 text-slate-400">{lock.backend}</td>
+                  <td className="px-3 py-1.5 text-slate-400">
+                    {lock.backend}
+                    {lock.quorum ? (
+                      <>
+                        {" "}
+                        <QuorumBadge quorum={lock.quorum} />
+                      </>
+                    ) : null}
+                  </td>
                   <td className="max-w-48 truncate px-3 py-1.5 font-mono text-xs text-slate-400" title={lock.source}>
                     {lock.source}
                   </td>

@@ -1,6 +1,80 @@
 "use client";
 
-/** Redlock groups: node health and the resource × node grid (see the Redlock issue). */
+import { useMemo } from "react";
+import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { NodeHealthTable, SkewLine } from "./node-health";
+import { QuorumGrid } from "./quorum-grid";
+import { redlockGroups, type GroupView, type NodeHealth } from "./redlock-model";
+
+/** Redlock groups, live: each member's health and clocks, and every resource across the members. */
 export function RedlockView() {
-  return <h1 className="text-lg font-semibold text-slate-100">Redlock groups</h1>;
+  const { locks, sources, connection } = useLiveLocks();
+  // A second is fine enough for TTL and validity countdowns, and keeps a large grid cheap to re-render.
+  const now = useNow(500);
+  const groups = useMemo(() => redlockGroups(sources, locks.values(), now), [sources, locks, now]);
+
+  return (
+    <div className="space-y-6">
+      <div className="flex items-baseline gap-3">
+        <h1 className="text-lg font-semibold text-slate-100">Redlock groups</h1>
+        <span className="text-xs text-slate-500">
+          votes count only nodes that answered; a cell marked ? is a node that did not
+        </span>
+      </div>
+      {groups.length === 0 ? (
+        <p className="text-sm text-slate-500" data-testid="redlock-empty">
+          {connection === "live"
+            ? "No Redlock group is watched. Set REDLOCK_NODES (or redlockGroups in the config file) on an agent."
+            : "Connecting to the dashboard…"}
+        </p>
+      ) : (
+        groups.map((g) => <GroupSection key={g.key} group={g} />)
+      )}
+    </div>
+  );
+}
+
+function GroupSection({ group: g }: { group: GroupView }) {
+  const counts = { up: 0, slow: 0, down: 0 };
+  for (const n of g.nodes) counts[n.health]++;
+  const health = new Map<string, NodeHealth>(g.nodes.map((n) => [n.id, n.health]));
+  const quorumAtStake = g.nodes.length > 0 && counts.up + counts.slow < g.needed;
+  return (
+    <section className="space-y-3" data-testid="redlock-group" data-group={g.name}>
+      <header className="flex flex-wrap items-baseline gap-x-4 gap-y-1">
+        <h2 className="font-mono text-base font-semibold text-slate-100">{g.name}</h2>
+        <span className="text-xs text-slate-400">
+          {g.nodeOrder.length} nodes · quorum {g.needed} · <span className="text-emerald-300">{counts.up} up</span>
+          {counts.slow > 0 ? <span className="text-amber-300"> · {counts.slow} slow</span> : null}
+          {counts.down > 0 ? <span className="text-rose-300"> · {counts.down} down</span> : null}
+        </span>
+        <span className="text-xs text-slate-500">agent {g.agentId}</span>
+        {quorumAtStake ? (
+          <span className="rounded bg-rose-600 px-1.5 py-0.5 text-xs font-semibold text-white">
+            fewer than {g.needed} nodes answering: no lock can have a quorum
+          </span>
+        ) : null}
+        {g.status?.lastScanAt ? (
+          <span className="ml-auto text-xs text-slate-500">
+            polled in {g.status.lastScanMs ?? "?"} ms at {new Date(g.status.lastScanAt).toLocaleTimeString()}
+          </span>
+        ) : null}
+      </header>
+      <div className="grid gap-4 lg:grid-cols-[minmax(0,34rem)_1fr]">
+        <div className="space-y-2 rounded border border-slate-800 bg-slate-900/40 p-3">
+          <NodeHealthTable group={g} />
+          <SkewLine skew={g.skew} />
+        </div>
+        <div className="min-w-0">
+          {g.rows.length === 0 ? (
+            <p className="rounded border border-slate-800 px-3 py-6 text-center text-sm text-slate-500">
+              No lock held on this group right now.
+            </p>
+          ) : (
+            <QuorumGrid nodeOrder={g.nodeOrder} health={health} rows={g.rows} />
+          )}
+        </div>
+      </div>
+    </section>
+  );
 }

@@ -67,9 +67,17 @@ export function resourceHistory(
       open.to = e.at;
       open.end = e.type;
     }
-    if (e.type === "acquired" || e.type === "owner-changed") timeline.push({ owner: e.owner, from: e.at, to: null, end: null });
+    if (e.type === "acquired" || e.type === "owner-changed")
+      timeline.push({ owner: e.owner, from: e.at, to: null, end: null });
   }
-  return { resource, windowMs, buckets, hold: distribution(holds), wait: distribution(waits), timeline: timeline.slice(-200) };
+  return {
+    resource,
+    windowMs,
+    buckets,
+    hold: distribution(holds),
+    wait: distribution(waits),
+    timeline: timeline.slice(-200),
+  };
 }
 
 /** The most contended resources of a window from the hourly rollups (pure): ranked by acquisitions and takeovers. */
@@ -78,7 +86,18 @@ export function topContended(rows: readonly ResourceHourRow[], windowMs: number,
   for (const r of rows) {
     let t = by.get(r.lockId);
     if (!t) {
-      t = { resource: r.resource, backend: r.backend, lockId: r.lockId, acquisitions: 0, ownerChanges: 0, expiries: 0, holdAvgMs: null, holdMaxMs: null, holdSum: 0, holdCount: 0 };
+      t = {
+        resource: r.resource,
+        backend: r.backend,
+        lockId: r.lockId,
+        acquisitions: 0,
+        ownerChanges: 0,
+        expiries: 0,
+        holdAvgMs: null,
+        holdMaxMs: null,
+        holdSum: 0,
+        holdCount: 0,
+      };
       by.set(r.lockId, t);
     }
     t.acquisitions += r.acquisitions;
@@ -89,7 +108,10 @@ export function topContended(rows: readonly ResourceHourRow[], windowMs: number,
     if (r.holdCount > 0) t.holdMaxMs = Math.max(t.holdMaxMs ?? 0, r.holdMsMax);
   }
   const resources = [...by.values()]
-    .map(({ holdSum, holdCount, ...t }) => ({ ...t, holdAvgMs: holdCount > 0 ? Math.round(holdSum / holdCount) : null }))
+    .map(({ holdSum, holdCount, ...t }) => ({
+      ...t,
+      holdAvgMs: holdCount > 0 ? Math.round(holdSum / holdCount) : null,
+    }))
     .sort((a, b) => b.acquisitions + b.ownerChanges - (a.acquisitions + a.ownerChanges) || b.expiries - a.expiries)
     .slice(0, limit);
   return { windowMs, resources };

@@ -92,9 +92,11 @@ async function main(): Promise<void> {
     alerts,
     metrics,
     onAlertsChanged: () => {
-      void store.openAlerts().then((open) =>
-        ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
-      );
+      void store
+        .openAlerts()
+        .then((open) =>
+          ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
+        );
     },
   };
   const server = createServer(createHttpHandler(deps, pages, log));

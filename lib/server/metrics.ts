@@ -48,7 +48,8 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const s of live.sources()) if (s.lastScanMs !== undefined) scan.set({ kind: s.kind, source: s.id }, s.lastScanMs / 1000);
+        for (const s of live.sources())
+          if (s.lastScanMs !== undefined) scan.set({ kind: s.kind, source: s.id }, s.lastScanMs / 1000);
       },
     });
     const alerts = new Gauge({

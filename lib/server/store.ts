@@ -426,7 +426,19 @@ export function rollup(events: readonly LockEvent[]): ResourceHourRow[] {
     const key = `${e.lockId}\u0000${hour.getTime()}`;
     let r = rows.get(key);
     if (!r) {
-      r = { lockId: e.lockId, resource: e.resource, backend: e.backend, hour, acquisitions: 0, releases: 0, expiries: 0, ownerChanges: 0, holdCount: 0, holdMsSum: 0, holdMsMax: 0 };
+      r = {
+        lockId: e.lockId,
+        resource: e.resource,
+        backend: e.backend,
+        hour,
+        acquisitions: 0,
+        releases: 0,
+        expiries: 0,
+        ownerChanges: 0,
+        holdCount: 0,
+        holdMsSum: 0,
+        holdMsMax: 0,
+      };
       rows.set(key, r);
     }
     if (e.type === "acquired") r.acquisitions++;

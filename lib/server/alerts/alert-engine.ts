@@ -38,7 +38,12 @@ export class AlertEngine {
     const open = (await this.deps.store.openAlerts()).find((a) => a.id === id);
     if (!open) return null;
     const preview = { ...open, state: "acknowledged" as const, ackedBy: by, ackedAt: new Date().toISOString() };
-    return this.deps.store.acknowledgeAlert(id, by, new Date(), outboxFor(this.deps.webhooks, "acknowledged", preview, this.deps.publicUrl));
+    return this.deps.store.acknowledgeAlert(
+      id,
+      by,
+      new Date(),
+      outboxFor(this.deps.webhooks, "acknowledged", preview, this.deps.publicUrl),
+    );
   }
 
   private async run(): Promise<AlertChanges> {
@@ -53,7 +58,13 @@ export class AlertEngine {
       if (openKeys.has(c.key)) continue;
       const recent = c.lockId ? await store.listEvents({ lockId: c.lockId, limit: 10 }) : [];
       const evidence = {
-        events: recent.map((e) => ({ id: e.id, type: e.type, at: e.at, owner: e.owner, previousOwner: e.previousOwner ?? null })),
+        events: recent.map((e) => ({
+          id: e.id,
+          type: e.type,
+          at: e.at,
+          owner: e.owner,
+          previousOwner: e.previousOwner ?? null,
+        })),
         lock: c.lockId ? live.lock(c.lockId) : null,
       };
       const raisedAt = new Date(now);
@@ -61,7 +72,16 @@ export class AlertEngine {
         outboxFor(
           webhooks,
           "raised",
-          { ...c, id, state: "open", evidence, raisedAt: raisedAt.toISOString(), ackedAt: null, ackedBy: null, resolvedAt: null },
+          {
+            ...c,
+            id,
+            state: "open",
+            evidence,
+            raisedAt: raisedAt.toISOString(),
+            ackedAt: null,
+            ackedBy: null,
+            resolvedAt: null,
+          },
           publicUrl,
         ),
       );

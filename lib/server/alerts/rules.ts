@@ -75,7 +75,12 @@ export function evaluateConditions(
     }
     const heldMs = nowMs - Date.parse(lock.since);
     if (cfg.maxHoldMs > 0 && heldMs > cfg.maxHoldMs) {
-      add({ ...base, rule: "held-too-long", severity: "warning", message: `Held for ${fmt(heldMs)} (limit ${fmt(cfg.maxHoldMs)}).` });
+      add({
+        ...base,
+        rule: "held-too-long",
+        severity: "warning",
+        message: `Held for ${fmt(heldMs)} (limit ${fmt(cfg.maxHoldMs)}).`,
+      });
     }
     if (cfg.maxWaiters > 0 && lock.waiters.length > cfg.maxWaiters) {
       add({

@@ -8,18 +8,30 @@ export interface WebhookTarget {
 
 /** ALERT_WEBHOOK_URLS entries: `https://...` (generic JSON) or `slack:https://...` (Slack-compatible body). */
 export function parseWebhookTargets(entries: readonly string[]): WebhookTarget[] {
-  return entries.map((e) => (e.startsWith("slack:") ? { url: e.slice(6), format: "slack" } : { url: e, format: "json" }));
+  return entries.map((e) =>
+    e.startsWith("slack:") ? { url: e.slice(6), format: "slack" } : { url: e, format: "json" },
+  );
 }
 
 export type AlertChange = "raised" | "resolved" | "acknowledged";
 
-const ICON: Record<string, string> = { critical: ":rotating_light:", warning: ":warning:", info: ":information_source:" };
+const ICON: Record<string, string> = {
+  critical: ":rotating_light:",
+  warning: ":warning:",
+  info: ":information_source:",
+};
 
-export function webhookBody(target: WebhookTarget, change: AlertChange, a: AlertView, publicUrl: string | null): string {
+export function webhookBody(
+  target: WebhookTarget,
+  change: AlertChange,
+  a: AlertView,
+  publicUrl: string | null,
+): string {
   const link = publicUrl && a.lockId ? `${publicUrl}/locks/${a.lockId}` : publicUrl ? `${publicUrl}/alerts` : null;
   if (target.format === "slack") {
     const what = a.resource ? `\`${a.resource}\` on ${a.source}` : a.source;
-    const verb = change === "raised" ? "" : change === "resolved" ? " — resolved" : ` — acknowledged by ${a.ackedBy ?? "?"}`;
+    const verb =
+      change === "raised" ? "" : change === "resolved" ? " — resolved" : ` — acknowledged by ${a.ackedBy ?? "?"}`;
     const icon = change === "resolved" ? ":white_check_mark:" : (ICON[a.severity] ?? "");
     return JSON.stringify({
       text: `${icon} [${a.severity}] ${a.rule}: ${what}${verb}\n${a.message}${link ? `\n<${link}|Open in lockscope>` : ""}`,

@@ -13,7 +13,10 @@ export async function listAlerts(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   const limit = parseLimit(req.url.searchParams.get("limit"), 200);
   if (typeof limit === "string") return fail(400, limit);
   const alerts = await deps.store.listAlerts({ state, limit });
-  const body: AlertsResponse = { alerts, open: (await deps.store.openAlerts()).filter((a) => a.state === "open").length };
+  const body: AlertsResponse = {
+    alerts,
+    open: (await deps.store.openAlerts()).filter((a) => a.state === "open").length,
+  };
   return { status: 200, body };
 }
 

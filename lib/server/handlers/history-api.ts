@@ -2,7 +2,13 @@ import { resourceHistory, topContended } from "../history";
 import { LOCK_ID } from "./read-api";
 import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 
-const WINDOWS: Record<string, number> = { "15m": 900_000, "1h": 3_600_000, "6h": 21_600_000, "24h": 86_400_000, "7d": 604_800_000 };
+const WINDOWS: Record<string, number> = {
+  "15m": 900_000,
+  "1h": 3_600_000,
+  "6h": 21_600_000,
+  "24h": 86_400_000,
+  "7d": 604_800_000,
+};
 const MAX_EVENTS = 50_000;
 
 function windowOf(req: ApiRequest): number | null {

@@ -1,0 +1,5 @@
+import { TopContendedView } from "@/components/history/top-contended";
+
+export default function HistoryPage() {
+  return <TopContendedView />;
+}
