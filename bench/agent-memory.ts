@@ -22,6 +22,8 @@ interface MemoryRun {
   /** Agent spawn (tsx start included) to the dashboard reporting every lock tracked. */
   toAllTrackedMs: number | null;
   tracked: number;
+  /** The source's own SCAN pass time as last reported to the dashboard. */
+  sourceLastScanMs: number | null;
   agentPid: number | null;
   agentHwmKb: number | null;
   agentRssKb: number | null;
@@ -39,15 +41,18 @@ async function memoryRun(
   const agentId = `bench-memory-${label.replace(/[^A-Za-z0-9]+/g, "-")}`;
   const sourceId = parseRedisTarget("REDIS_URLS", ctx.redis.url).id;
   const started = performance.now();
-  const agent = startAgent(ctx.dashboard.url, { REDIS_URLS: ctx.redis.url, AGENT_ID: agentId, POLL_INTERVAL_MS: "1000", ...env });
+  const agent = startAgent(ctx.dashboard.url, {
+    REDIS_URLS: ctx.redis.url,
+    AGENT_ID: agentId,
+    POLL_INTERVAL_MS: "1000",
+    ...env,
+  });
   const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
   try {
     log(`${label}: waiting for ${expected.toLocaleString("en")} locks tracked`);
     let toAllTrackedMs: number | null = null;
-    let agentPid: number | null = null;
     while (performance.now() - started < 90_000) {
       if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
-      agentPid ??= scriptProcess(agent.process.pid!, "agent/main.ts");
       if ((ctx.viewer.source(agentId, sourceId)?.locks ?? 0) >= expected) {
         toAllTrackedMs = performance.now() - started;
         break;
@@ -55,13 +60,16 @@ async function memoryRun(
       await sleep(50);
     }
     if (toAllTrackedMs !== null) await sleep(STEADY_MS);
-    agentPid ??= scriptProcess(agent.process.pid!, "agent/main.ts");
+    // Looked up now, not at spawn: tsx starts the node process that runs the script a moment after itself.
+    const agentPid = scriptProcess(agent.process.pid!, "agent/main.ts");
+    const source = ctx.viewer.source(agentId, sourceId);
     const mem = agentPid === null ? { hwmKb: null, rssKb: null } : memoryKb(agentPid);
     return {
       label,
       env,
       toAllTrackedMs,
-      tracked: ctx.viewer.source(agentId, sourceId)?.locks ?? 0,
+      tracked: source?.locks ?? 0,
+      sourceLastScanMs: source?.lastScanMs ?? null,
       agentPid,
       agentHwmKb: mem.hwmKb,
       agentRssKb: mem.rssKb,

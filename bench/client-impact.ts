@@ -14,7 +14,11 @@ const TARGET_P99_DELTA_MS = 1;
 /** A DEBUG POPULATE key: a 16-byte string value. */
 const KEY = "key:4242";
 
-export async function measureClientImpact(redis: RedisServer, expectedLocks: number, log: (line: string) => void): Promise<SectionResult> {
+export async function measureClientImpact(
+  redis: RedisServer,
+  expectedLocks: number,
+  log: (line: string) => void,
+): Promise<SectionResult> {
   log(`GET loop alone for ${BASELINE_MS} ms`);
   const base = await withGetLoop(redis.port, KEY, 20_000, async () => {
     const from = epochMs();
@@ -26,7 +30,12 @@ export async function measureClientImpact(redis: RedisServer, expectedLocks: num
   log("GET loop during the agent's full scan (budget 0)");
   const full = await withGetLoop(redis.port, KEY, 60_000, async () => {
     const from = epochMs();
-    const run = await fullDiscovery(redis.url, { visitBudgetPerPoll: 0, scanCount: 1000, expected: expectedLocks, timeoutMs: 30_000 });
+    const run = await fullDiscovery(redis.url, {
+      visitBudgetPerPoll: 0,
+      scanCount: 1000,
+      expected: expectedLocks,
+      timeoutMs: 30_000,
+    });
     return { from, to: epochMs(), run };
   });
   const duringFull = full.samples.window(full.result.from, full.result.to);

@@ -33,6 +33,8 @@ interface RunResult {
   endToEnd: Summary;
   /** SET to the agent's observation (the event's `at`, millisecond resolution). */
   toObservation: Summary;
+  /** The agent's observation to the event on the viewer's socket: publish, agent → dashboard, store, broadcast. */
+  delivery: Summary;
   observedBy: Record<string, number>;
 }
 
@@ -49,11 +51,26 @@ async function latencyRun(
   const received = new Map<string, Received>();
   const unsubscribe = ctx.viewer.onEvents((events, atMs) => {
     for (const ev of events) {
-      if (ev.agentId !== agentId || ev.type !== "acquired" || !ev.resource.startsWith(prefix) || received.has(ev.resource)) continue;
-      received.set(ev.resource, { atMs, observedAtMs: Date.parse(ev.at), observedBy: String(ev.detail?.observedBy ?? "unstated") });
+      if (
+        ev.agentId !== agentId ||
+        ev.type !== "acquired" ||
+        !ev.resource.startsWith(prefix) ||
+        received.has(ev.resource)
+      )
+        continue;
+      received.set(ev.resource, {
+        atMs,
+        observedAtMs: Date.parse(ev.at),
+        observedBy: String(ev.detail?.observedBy ?? "unstated"),
+      });
     }
   });
-  const agent = startAgent(ctx.dashboard.url, { REDIS_URLS: ctx.redis.url, AGENT_ID: agentId, POLL_INTERVAL_MS: String(pollIntervalMs), ...env });
+  const agent = startAgent(ctx.dashboard.url, {
+    REDIS_URLS: ctx.redis.url,
+    AGENT_ID: agentId,
+    POLL_INTERVAL_MS: String(pollIntervalMs),
+    ...env,
+  });
   const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
   try {
     // One lock end to end first: the agent is connected, has polled, and the dashboard relays its events.
@@ -62,7 +79,8 @@ async function latencyRun(
     const deadline = Date.now() + 60_000;
     while (!received.has(warmup)) {
       if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`the agent's first event did not arrive within 60 s: ${agent.output().slice(-2000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`the agent's first event did not arrive within 60 s: ${agent.output().slice(-2000)}`);
       await sleep(20);
     }
     log(`${label}: ${LOCKS} locks, SETs ${GAP_MS[0]}-${GAP_MS[1]} ms apart`);
@@ -79,12 +97,14 @@ async function latencyRun(
 
     const endToEnd: number[] = [];
     const toObservation: number[] = [];
+    const delivery: number[] = [];
     const observedBy: Record<string, number> = {};
     for (const [key, t] of setAt) {
       const r = received.get(key);
       if (!r) continue;
       endToEnd.push(r.atMs - t);
       toObservation.push(r.observedAtMs - t);
+      delivery.push(r.atMs - r.observedAtMs);
       observedBy[r.observedBy] = (observedBy[r.observedBy] ?? 0) + 1;
     }
     return {
@@ -94,6 +114,7 @@ async function latencyRun(
       received: endToEnd.length,
       endToEnd: summarize(endToEnd),
       toObservation: summarize(toObservation),
+      delivery: summarize(delivery),
       observedBy,
     };
   } finally {
@@ -116,7 +137,15 @@ export async function measureEventLatency(
   if (notifications.on) {
     // The bench's own throwaway server: start from Redis's default (nothing published) and let the agent opt in.
     await client.config("SET", "notify-keyspace-events", "");
-    runs.push(await latencyRun(run, "keyspace notifications + polling 1000 ms", { KEYSPACE_NOTIFICATIONS: notifications.on }, 1000, log));
+    runs.push(
+      await latencyRun(
+        run,
+        "keyspace notifications + polling 1000 ms",
+        { KEYSPACE_NOTIFICATIONS: notifications.on },
+        1000,
+        log,
+      ),
+    );
   }
 
   const describe = (r: RunResult) =>
@@ -142,10 +171,19 @@ export async function measureEventLatency(
     "These servers are small, so every poll completes a SCAN pass. On a large keyspace a new key is found when the paced cursor reaches it (see the discovery section: up to one paced pass); keyspace notifications remove that wait.",
     ...runs.map(
       (r) =>
-        `${r.label}: SET → agent observation ${p50p99(r.toObservation, 0)}; events observed by ${Object.entries(r.observedBy)
+        `${r.label}: SET → agent observation ${p50p99(r.toObservation, 0)}; observation → viewer ${p50p99(r.delivery, 0)}; events observed by ${Object.entries(
+          r.observedBy,
+        )
           .map(([k, v]) => `${k} ${v}`)
           .join(", ")}.`,
     ),
   ];
-  return { id: "events", title: "Event latency", status: "measured", rows, notes, details: { locksPerRun: LOCKS, gapMs: GAP_MS, runs, notifications } };
+  return {
+    id: "events",
+    title: "Event latency",
+    status: "measured",
+    rows,
+    notes,
+    details: { locksPerRun: LOCKS, gapMs: GAP_MS, runs, notifications },
+  };
 }

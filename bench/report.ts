@@ -18,7 +18,11 @@ function status(s: SectionResult): string {
 }
 
 export function machineLine(m: MachineFacts, durationMs: number): string {
-  const load = m.loadEnd === undefined ? m.loadStart.toFixed(2) : `${m.loadStart.toFixed(2)} at start, ${m.loadEnd.toFixed(2)} at end`;
+  const load = [
+    `${m.loadStart.toFixed(2)} at start`,
+    ...(m.loadMax === undefined ? [] : [`${m.loadMax.toFixed(2)} highest`]),
+    ...(m.loadEnd === undefined ? [] : [`${m.loadEnd.toFixed(2)} at end`]),
+  ].join(", ");
   return [
     `nproc ${m.nproc} (${m.cpuModel})`,
     `${(m.memTotalMb / 1024).toFixed(1)} GiB RAM`,
@@ -29,6 +33,13 @@ export function machineLine(m: MachineFacts, durationMs: number): string {
     `1-min load average ${load}`,
     `bench wall time ${(durationMs / 1000).toFixed(0)} s`,
   ].join("; ");
+}
+
+/** Load above the core count means other work competed with the bench for the CPU: the numbers say so. */
+export function busyWarning(m: MachineFacts): string | null {
+  const peak = Math.max(m.loadStart, m.loadMax ?? 0, m.loadEnd ?? 0);
+  if (peak <= m.nproc) return null;
+  return `The machine was busy: the 1-minute load average reached ${peak.toFixed(1)} on ${m.nproc} cores shared with other work, so latencies and wall times include waiting for a CPU.`;
 }
 
 export function renderConsole(r: RunReport): string {
@@ -46,13 +57,20 @@ export function renderConsole(r: RunReport): string {
     lines.push("", `== ${s.title} ${status(s)}`.trimEnd());
     for (const row of s.rows) {
       lines.push(
-        [row.measure.padEnd(w.measure), row.result.padEnd(w.result), (row.target ?? "").padEnd(w.target), row.verdict ?? ""]
+        [
+          row.measure.padEnd(w.measure),
+          row.result.padEnd(w.result),
+          (row.target ?? "").padEnd(w.target),
+          row.verdict ?? "",
+        ]
           .join("  ")
           .trimEnd(),
       );
     }
   }
   lines.push("", machineLine(r.machine, r.durationMs));
+  const busy = busyWarning(r.machine);
+  if (busy) lines.push(busy);
   return lines.join("\n");
 }
 
@@ -63,6 +81,7 @@ export function renderMarkdown(r: RunReport): string {
     DOC_START,
     `Last run: ${r.machine.at.slice(0, 16).replace("T", " ")} UTC. ${machineLine(r.machine, r.durationMs)}.`,
     "",
+    ...(busyWarning(r.machine) ? [`**${busyWarning(r.machine)}**`, ""] : []),
     "| Measurement | Result | Target | Met? |",
     "| --- | --- | --- | --- |",
   ];

@@ -60,10 +60,14 @@ function parseArgs(argv: string[]): { only: Set<SectionId>; updateDoc: boolean }
   return { only, updateDoc };
 }
 
+function skipped(id: SectionId): SectionResult {
+  return { id, title: TITLES[id], status: "not-measured", rows: [], notes: ["skipped by --only"], details: {} };
+}
+
 /** One section: skipped, measured, or failed with its error; a failure never stops the others. */
 async function section(id: SectionId, only: Set<SectionId>, run: () => Promise<SectionResult>): Promise<SectionResult> {
   const base = { id, title: TITLES[id], rows: [], notes: [], details: {} };
-  if (!only.has(id)) return { ...base, status: "not-measured", notes: ["skipped by --only"] };
+  if (!only.has(id)) return skipped(id);
   const t = performance.now();
   log(`--- ${TITLES[id]}`);
   try {
@@ -78,7 +82,12 @@ async function section(id: SectionId, only: Set<SectionId>, run: () => Promise<S
 async function main(): Promise<number> {
   const { only, updateDoc } = parseArgs(process.argv.slice(2));
   const machine = machineFacts();
-  log(`machine: nproc ${machine.nproc}, ${machine.memTotalMb} MB, ${machine.redisServer}, node ${machine.node}, load ${machine.loadStart.toFixed(2)}`);
+  log(
+    `machine: nproc ${machine.nproc}, ${machine.memTotalMb} MB, ${machine.redisServer}, node ${machine.node}, load ${machine.loadStart.toFixed(2)}`,
+  );
+  let loadMax = machine.loadStart;
+  const loadSampler = setInterval(() => (loadMax = Math.max(loadMax, currentLoad())), 5000);
+  loadSampler.unref();
   const notifications = keyspaceNotificationSupport();
   const cleanup = new Cleanup();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -98,7 +107,9 @@ async function main(): Promise<number> {
     if (big) {
       log(`redis-server on 127.0.0.1:${big.port}: populating ${TOTAL_KEYS.toLocaleString("en")} keys`);
       const seed = await seedKeyspace(big.client(), TOTAL_KEYS);
-      log(`populated in ${(seed.populateMs / 1000).toFixed(1)} s, ${seed.locks} locks in ${(seed.locksMs / 1000).toFixed(1)} s`);
+      log(
+        `populated in ${(seed.populateMs / 1000).toFixed(1)} s, ${seed.locks} locks in ${(seed.locksMs / 1000).toFixed(1)} s`,
+      );
     }
     sections.push(await section("discovery", only, () => measureDiscovery(big!, TOTAL_LOCKS, log)));
     sections.push(await section("impact", only, () => measureClientImpact(big!, TOTAL_LOCKS, log)));
@@ -115,20 +126,28 @@ async function main(): Promise<number> {
       const small = only.has("events") ? await startRedis() : null;
       if (small) cleanup.add("redis-server (events)", () => small.stop());
       const ctx = { dashboard, viewer, cleanup };
-      sections.push(await section("events", only, () => measureEventLatency({ ...ctx, redis: small! }, notifications, log)));
-      sections.push(await section("memory", only, () => measureAgentMemory({ ...ctx, redis: big! }, notifications, TOTAL_LOCKS, log)));
+      sections.push(
+        await section("events", only, () => measureEventLatency({ ...ctx, redis: small! }, notifications, log)),
+      );
+      sections.push(
+        await section("memory", only, () =>
+          measureAgentMemory({ ...ctx, redis: big! }, notifications, TOTAL_LOCKS, log),
+        ),
+      );
       // ZooKeeper's JVM is the largest process of the run: free the big Redis first.
       await stopBig?.();
       sections.push(await section("zookeeper", only, () => measureZookeeper(ctx, log)));
     } else {
-      for (const id of ["events", "memory", "zookeeper"] as const) sections.push(await section(id, only, () => Promise.reject(new Error("unreachable"))));
+      for (const id of ["events", "memory", "zookeeper"] as const) sections.push(skipped(id));
     }
   } finally {
     log("stopping servers");
     await cleanup.runAll(log);
   }
 
+  clearInterval(loadSampler);
   machine.loadEnd = currentLoad();
+  machine.loadMax = Math.max(loadMax, machine.loadEnd);
   const report: RunReport = { machine, durationMs: performance.now() - started, sections };
   process.stdout.write(`${renderConsole(report)}\n`);
   const resultsDir = path.join(root, "bench", "results");
@@ -151,8 +170,7 @@ async function main(): Promise<number> {
 
 // Last resort: whatever happens, no redis-server, JVM, dashboard or agent outlives the bench.
 process.on("exit", () => {
-  const killed = killOwnDescendantsSync();
-  if (killed > 0) process.stderr.write(`[bench] killed ${killed} leftover child process(es)\n`);
+  for (const what of killOwnDescendantsSync()) process.stderr.write(`[bench] killed leftover process ${what}\n`);
 });
 const watchdog = setTimeout(() => {
   log(`still running after ${WATCHDOG_MS / 60_000} minutes: giving up`);

@@ -79,7 +79,12 @@ export const LOCK_MIX: readonly LockFormat[] = [
     count: 1000,
     ttl: true,
     write: (p, i) =>
-      p.set(`job-lock:default:report-job-${i}`, `ADDED:${new Date().toISOString()}@worker-${i % 17}:${randomUUID()}`, "PX", LEASE_MS),
+      p.set(
+        `job-lock:default:report-job-${i}`,
+        `ADDED:${new Date().toISOString()}@worker-${i % 17}:${randomUUID()}`,
+        "PX",
+        LEASE_MS,
+      ),
   },
   {
     name: "redis-py, UUIDv1 hex, no TTL",

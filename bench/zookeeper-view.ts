@@ -23,7 +23,12 @@ function notMeasured(reason: string): SectionResult {
     id: "zookeeper",
     title: "ZooKeeper",
     status: "not-measured",
-    rows: [{ measure: `ZooKeeper lock parent with ${CHILDREN.toLocaleString("en")} children`, result: `not measured: ${reason}` }],
+    rows: [
+      {
+        measure: `ZooKeeper lock parent with ${CHILDREN.toLocaleString("en")} children`,
+        result: `not measured: ${reason}`,
+      },
+    ],
     notes: [reason],
     details: { reason },
   };
@@ -47,7 +52,11 @@ export async function measureZookeeper(
     const created: string[] = [];
     for (let i = 0; i < CHILDREN; i += CREATE_BATCH) {
       const n = Math.min(CREATE_BATCH, CHILDREN - i);
-      created.push(...(await Promise.all(Array.from({ length: n }, () => zkCreate(owner, `${PARENT}/Lock`, null, CreateMode.EPHEMERAL_SEQUENTIAL)))));
+      created.push(
+        ...(await Promise.all(
+          Array.from({ length: n }, () => zkCreate(owner, `${PARENT}/Lock`, null, CreateMode.EPHEMERAL_SEQUENTIAL)),
+        )),
+      );
     }
     const createMs = performance.now() - t;
     created.sort();
@@ -58,13 +67,20 @@ export async function measureZookeeper(
     const unsubscribe = ctx.viewer.onLocks((locks) => {
       for (const l of locks) {
         if (l.agentId !== agentId || l.resource !== PARENT) continue;
-        if (!seen.fullView && Number(l.holder?.contenders) === CHILDREN) seen.fullView = { atMs: performance.now(), owner: l.owner };
+        if (!seen.fullView && Number(l.holder?.contenders) === CHILDREN)
+          seen.fullView = { atMs: performance.now(), owner: l.owner };
         if (seen.nextHolderAtMs === undefined && l.owner === base(created[1]!)) seen.nextHolderAtMs = performance.now();
       }
     });
     // REDIS_URLS="" watches no Redis at all (the agent's default is the machine's 6379, which the bench never touches).
     t = performance.now();
-    const agent = startAgent(ctx.dashboard.url, { REDIS_URLS: "", ZK_CONNECT: zk.connect, ZK_LOCK_PATHS: PARENT, AGENT_ID: agentId, POLL_INTERVAL_MS: "1000" });
+    const agent = startAgent(ctx.dashboard.url, {
+      REDIS_URLS: "",
+      ZK_CONNECT: zk.connect,
+      ZK_LOCK_PATHS: PARENT,
+      AGENT_ID: agentId,
+      POLL_INTERVAL_MS: "1000",
+    });
     const stopAgent = ctx.cleanup.add("zookeeper agent", () => agent.stop());
     try {
       log("waiting for the full queue at the viewer");
@@ -73,7 +89,10 @@ export async function measureZookeeper(
         await sleep(50);
       }
       const view = seen.fullView;
-      if (!view) throw new Error(`no lock with ${CHILDREN} contenders at the viewer within 90 s: ${agent.output().slice(-1500)}`);
+      if (!view)
+        throw new Error(
+          `no lock with ${CHILDREN} contenders at the viewer within 90 s: ${agent.output().slice(-1500)}`,
+        );
       const toFullViewMs = view.atMs - t;
 
       // The holder leaves: the waiter's watch fires, the agent polls that source at once, the viewer sees the next one.
@@ -112,7 +131,16 @@ export async function measureZookeeper(
           "The agent process watches only this ZooKeeper (REDIS_URLS empty) with ZK_LOCK_PATHS set to the parent; spawn → full view includes tsx start-up, the session handshake, reading every child's data and stat with bounded concurrency, reading wchc/wchp, and delivery to the dashboard. The lock lists at most 1,000 contenders; the total is in holder.contenders.",
           "All children belong to one client session that sets no watches, as a bulk loader would; 10,000 real contenders would each hold a session and a watch on a predecessor, so the server's watch tables (wchc/wchp, read by the agent) would be much larger than here.",
         ],
-        details: { children: CHILDREN, createMs, toFullViewMs, holderChangeMs, agentPid: pid, agentHwmKb: mem.hwmKb, agentRssKb: mem.rssKb, sourceLastScanMs: source?.lastScanMs ?? null },
+        details: {
+          children: CHILDREN,
+          createMs,
+          toFullViewMs,
+          holderChangeMs,
+          agentPid: pid,
+          agentHwmKb: mem.hwmKb,
+          agentRssKb: mem.rssKb,
+          sourceLastScanMs: source?.lastScanMs ?? null,
+        },
       };
     } finally {
       unsubscribe();

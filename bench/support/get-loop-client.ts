@@ -59,7 +59,10 @@ export async function startGetLoop(port: number, key: string, maxMs: number): Pr
     async stop() {
       try {
         child.stdin.end();
-        const code = await Promise.race([exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), maxMs + 15_000))]);
+        const code = await Promise.race([
+          exited,
+          new Promise<"timeout">((r) => setTimeout(() => r("timeout"), maxMs + 15_000)),
+        ]);
         if (code !== 0) throw new Error(`get-loop ended with ${code}: ${err}`);
         const buf = readFileSync(outFile);
         const pairs = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
@@ -67,7 +70,8 @@ export async function startGetLoop(port: number, key: string, maxMs: number): Pr
           pairs,
           window(fromMs, toMs) {
             const lat: number[] = [];
-            for (let i = 0; i < pairs.length; i += 2) if (pairs[i]! >= fromMs && pairs[i]! <= toMs) lat.push(pairs[i + 1]!);
+            for (let i = 0; i < pairs.length; i += 2)
+              if (pairs[i]! >= fromMs && pairs[i]! <= toMs) lat.push(pairs[i + 1]!);
             return summarize(lat);
           },
         };

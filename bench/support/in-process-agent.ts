@@ -10,7 +10,12 @@ import { connectRedis, IoredisLockPort } from "../../agent/sources/redis/redis-c
 import { RedisSource } from "../../agent/sources/redis/redis-source";
 
 /** The agent's defaults (agent/config.ts): POLL_INTERVAL_MS, MAX_KEY_VISITS_PER_SEC, VALUE_PREVIEW_BYTES, COMMAND_TIMEOUT_MS. */
-export const AGENT_DEFAULTS = { pollIntervalMs: 1000, maxKeyVisitsPerSec: 100_000, valuePreviewBytes: 256, commandTimeoutMs: 2000 };
+export const AGENT_DEFAULTS = {
+  pollIntervalMs: 1000,
+  maxKeyVisitsPerSec: 100_000,
+  valuePreviewBytes: 256,
+  commandTimeoutMs: 2000,
+};
 
 export interface DiscoveryRun {
   /** From the first poll's start until a full SCAN pass had completed and `expected` locks were tracked. */
@@ -81,7 +86,13 @@ export async function fullDiscovery(
  */
 export async function pacedDiscovery(
   url: string,
-  opts: { maxKeyVisitsPerSec: number; pollIntervalMs: number; expected: number; timeoutMs: number; stopAfterMs?: number },
+  opts: {
+    maxKeyVisitsPerSec: number;
+    pollIntervalMs: number;
+    expected: number;
+    timeoutMs: number;
+    stopAfterMs?: number;
+  },
 ): Promise<DiscoveryRun> {
   const budget = Math.round((opts.maxKeyVisitsPerSec * opts.pollIntervalMs) / 1000);
   const { source, close } = await openSource(url, budget, 1000);

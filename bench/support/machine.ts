@@ -11,6 +11,8 @@ export interface MachineFacts {
   /** 1-minute load average at the start and at the end of the run: the cores are shared. */
   loadStart: number;
   loadEnd?: number;
+  /** Highest 1-minute load average sampled during the run (every 5 s). */
+  loadMax?: number;
   redisServer: string;
   redisCli: string;
   node: string;

@@ -80,12 +80,16 @@ export function scriptProcess(rootPid: number, script: string): number | null {
  * Last resort on exit: SIGKILL every process this bench started that is still alive (deepest first, so a tsx
  * wrapper's node child is not left behind as an orphan). Only this process's own descendants, by pid.
  */
-export function killOwnDescendantsSync(): number {
-  let killed = 0;
+export function killOwnDescendantsSync(): string[] {
+  const killed: string[] = [];
   for (const pid of descendants(process.pid).reverse()) {
+    const cmd = commandLine(pid);
+    // tsx's own esbuild service: it ends with the process that started it.
+    if (cmd.includes("esbuild --service")) continue;
+    const what = `${pid} ${cmd.slice(0, 120)}`;
     try {
       process.kill(pid, "SIGKILL");
-      killed++;
+      killed.push(what);
     } catch {
       // already gone
     }
