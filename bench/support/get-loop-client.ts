@@ -11,8 +11,8 @@ const tsx = path.join(root, "node_modules", ".bin", "tsx");
 export interface GetSamples {
   /** Interleaved [start epoch ms, latency ms]. */
   pairs: Float64Array;
-  /** Latencies of the GETs that started inside [fromMs, toMs] (epoch ms). */
-  window(fromMs: number, toMs: number): Summary;
+  /** Latencies of the GETs that started inside any of the windows (epoch ms). */
+  windows(spans: ReadonlyArray<{ from: number; to: number }>): Summary;
 }
 
 export interface GetLoop {
@@ -68,10 +68,12 @@ export async function startGetLoop(port: number, key: string, maxMs: number): Pr
         const pairs = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
         return {
           pairs,
-          window(fromMs, toMs) {
+          windows(spans) {
             const lat: number[] = [];
-            for (let i = 0; i < pairs.length; i += 2)
-              if (pairs[i]! >= fromMs && pairs[i]! <= toMs) lat.push(pairs[i + 1]!);
+            for (let i = 0; i < pairs.length; i += 2) {
+              const t = pairs[i]!;
+              if (spans.some((s) => t >= s.from && t <= s.to)) lat.push(pairs[i + 1]!);
+            }
             return summarize(lat);
           },
         };
