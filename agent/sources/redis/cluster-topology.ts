@@ -62,11 +62,17 @@ export function planTopology(members: readonly MemberView[], nodes: readonly Clu
     else plan.retarget.push({ from: m.nodeId, to: n, reason: "address-changed" });
   }
   const free = (n: ClusterNode) => !claimed.has(n.id) && !memberIds.has(n.id);
+  const listed = new Map(nodes.map((n) => [n.id, n]));
   for (const m of orphans) {
+    // A node still alive as a master that serves nothing gave its slots away (resharding): its keys moved with
+    // them, and their new masters report them. A node gone, failed or demoted to replica was failed over.
+    const now = listed.get(m.nodeId);
+    const failedOver = !now || now.failed || now.role === "replica";
     // Its own replica promoted is the textbook failover; a master that took over its slots covers the rest.
-    const successor =
-      masters.find((n) => free(n) && m.replicaIds.includes(n.id)) ??
-      masters.find((n) => free(n) && slotsOverlap(n.slots, m.slots));
+    const successor = !failedOver
+      ? undefined
+      : (masters.find((n) => free(n) && m.replicaIds.includes(n.id)) ??
+        masters.find((n) => free(n) && slotsOverlap(n.slots, m.slots)));
     if (successor) {
       claimed.add(successor.id);
       plan.retarget.push({ from: m.nodeId, to: successor, reason: "failover" });
