@@ -18,7 +18,7 @@ const STATE_CLASS = { open: "text-rose-300", acknowledged: "text-amber-300", res
 /** Open alerts first; an operator acknowledges; resolved ones stay for the record. */
 export function AlertsList() {
   const session = useSession();
-  const { openAlerts, raisedAlerts } = useLiveLocks();
+  const { openAlerts, alertsVersion } = useLiveLocks();
   const [alerts, setAlerts] = useState<AlertView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
@@ -32,7 +32,7 @@ export function AlertsList() {
     return () => {
       current = false;
     };
-  }, [openAlerts, raisedAlerts, reload]);
+  }, [alertsVersion, reload]);
 
   const ack = async (id: string) => {
     const { status, body } = await postJson<{ error?: string }>(session, `/api/alerts/${id}/ack`, {});

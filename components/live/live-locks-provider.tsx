@@ -18,6 +18,8 @@ interface LiveLocks {
   connection: ConnectionState;
   /** Open (unacknowledged) alerts, kept current by the server's pushes. */
   openAlerts: number;
+  /** Bumped on every alert change the server pushes (raised, resolved, acknowledged): lists refetch on it. */
+  alertsVersion: number;
   /** Alerts raised since the page opened, newest first: the toasts. */
   raisedAlerts: AlertView[];
   dismissAlert: (id: string) => void;
@@ -30,6 +32,7 @@ interface LiveLocks {
 const Ctx = createContext<LiveLocks>({
   connection: "connecting",
   openAlerts: 0,
+  alertsVersion: 0,
   raisedAlerts: [],
   dismissAlert: () => undefined,
   locks: new Map(),
@@ -46,6 +49,7 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const [sources, setSources] = useState<SourceStatus[]>([]);
   const [recentEvents, setRecentEvents] = useState<LockEvent[]>([]);
   const [openAlerts, setOpenAlerts] = useState(0);
+  const [alertsVersion, setAlertsVersion] = useState(0);
   const [raisedAlerts, setRaisedAlerts] = useState<AlertView[]>([]);
 
   useEffect(() => {
@@ -72,6 +76,7 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
     });
     socket.on("alerts:changed", ({ raised, open }) => {
       setOpenAlerts(open);
+      setAlertsVersion((v) => v + 1);
       if (raised.length > 0) setRaisedAlerts((prev) => [...raised, ...prev].slice(0, 5));
     });
     fetch("/api/alerts?state=open&limit=1", { cache: "no-store" })
@@ -87,8 +92,8 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
 
   const dismissAlert = useCallback((id: string) => setRaisedAlerts((prev) => prev.filter((a) => a.id !== id)), []);
   const value = useMemo(
-    () => ({ connection, locks, sources, recentEvents, openAlerts, raisedAlerts, dismissAlert }),
-    [connection, locks, sources, recentEvents, openAlerts, raisedAlerts, dismissAlert],
+    () => ({ connection, locks, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert }),
+    [connection, locks, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
