@@ -110,8 +110,12 @@ class FakeZk implements ZkPort {
       this.failNext = null;
       throw new Error("injected failure");
     }
-    return fn();
+    const result = fn();
+    this.afterCall?.(op, path);
+    return result;
   }
+  /** Runs right after a call was answered (its watch armed): a test's chance to change the tree mid-read. */
+  afterCall: ((op: string, path: string) => void) | null = null;
   getChildren(path: string, watch: boolean) {
     return this.op("getChildren", path, watch, () => {
       if (!this.nodes.has(path)) return null;
@@ -430,6 +434,25 @@ describe("ZookeeperSource over a fake port", () => {
     zk.create(`/app/locks/_c_${uuid}-lock-${seq(0)}`, { owner: "0x1", data: "10.0.0.1" });
     await source.poll();
     expect(source.locks().map((l) => [l.resource, l.zookeeper!.recipe])).toEqual([["/app/locks", "curator-mutex"]]);
+  });
+
+  it("a contender queued while its parent is being read is not lost until the next resync", async () => {
+    const { zk, source, changes } = setup({ lockPaths: ["/p"] });
+    await source.poll(); // /p does not exist yet: an exists watch waits for it
+    zk.create("/p");
+    let queued = false;
+    zk.afterCall = (op, path) => {
+      // The re-read of /p has armed its child watch and goes on reading: a client queues right then.
+      if (op === "getChildren" && path === "/p" && !queued) {
+        queued = true;
+        zk.create(`/p/Lock${seq(0)}`, { owner: "0x1" });
+      }
+    };
+    await source.poll();
+    expect(queued).toBe(true);
+    expect(changes.length).toBeGreaterThanOrEqual(2);
+    await source.poll();
+    expect(source.locks().map((l) => l.owner)).toEqual([`Lock${seq(0)}`]);
   });
 
   it("polls asked for concurrently run one after the other, each event reported once", async () => {

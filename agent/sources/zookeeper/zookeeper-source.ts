@@ -487,8 +487,14 @@ export class ZookeeperSource implements WatchedSource {
   private async readContainers(): Promise<void> {
     for (const [dir, c] of this.containers) {
       if (!c.dirty) continue;
-      const res = await this.port.getChildren(dir, true);
-      c.dirty = false;
+      c.dirty = false; // before the read, as in readTarget: a watch firing during it is not lost
+      let res: Awaited<ReturnType<ZkPort["getChildren"]>>;
+      try {
+        res = await this.port.getChildren(dir, true);
+      } catch (err) {
+        c.dirty = true;
+        throw err;
+      }
       if (!res) {
         this.containers.delete(dir);
         continue;
@@ -509,9 +515,17 @@ export class ZookeeperSource implements WatchedSource {
 
   /** Reads one lock path (re-arming its watches) into target.shape; a failure leaves it dirty for the next poll. */
   private async readTarget(t: Target, full: boolean): Promise<void> {
-    const shape = await this.readShape(t, full);
-    t.shape = shape;
+    // Cleared before the read: a watch the read itself re-armed can fire before it ends (a contender queued a
+    // moment later), and that change must leave the target dirty for the next poll, not be lost until a resync.
     t.dirty = false;
+    let shape: LockShape | null;
+    try {
+      shape = await this.readShape(t, full);
+    } catch (err) {
+      t.dirty = true;
+      throw err;
+    }
+    t.shape = shape;
     t.everRead = true;
     if (shape === null) t.emptySince ??= this.now();
     else t.emptySince = null;
