@@ -6,6 +6,7 @@ import {
   notReplicatedHazards,
   REQUIRED_MISSES,
   replicationNodes,
+  unacknowledged,
   type MissCounts,
   type ReplicaCheck,
 } from "../../agent/sources/redis/replication-risk";
@@ -87,6 +88,30 @@ describe("not-replicated decision", () => {
     expect([...second.keys()]).toEqual([R1]);
     expect(second.get(R1)!.get("a")).toBe(2);
   });
+});
+
+describe("unacknowledged (a replica that does not answer, by its master's account)", () => {
+  const firstSeen = new Map([
+    ["old", { offset: 100, atMs: 0 }],
+    ["new", { offset: 500, atMs: 0 }],
+    ["fresh", { offset: 600, atMs: 9000 }],
+  ]);
+  const ids = ["old", "new", "fresh", "never-seen"];
+  const cases: Array<[string, number | undefined, number, string[]]> = [
+    ["the replica acknowledged everything", 600, 10_000, []],
+    [
+      "acknowledged up to the old lock only: the newer ones are not confirmed once an ack is overdue",
+      100,
+      10_000,
+      ["new"],
+    ],
+    ["nothing is overdue yet", 100, 1000, []],
+    ["exactly at the grace", 100, 11_000, ["new", "fresh"]],
+    ["no offset listed for the replica: no claim", undefined, 99_999, []],
+  ];
+  for (const [name, replicaOffset, now, want] of cases) {
+    it(name, () => expect(unacknowledged(ids, firstSeen, replicaOffset, now)).toEqual(want));
+  }
 });
 
 describe("replicationNodes", () => {

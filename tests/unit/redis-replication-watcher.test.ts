@@ -11,15 +11,17 @@ class FakeMasterInfo implements RedisNodePort {
   replicas: string[] = [R1];
   role: "master" | "slave" = "master";
   failing: string | null = null;
+  offset = 100;
+  replicaOffset = 90;
   async info() {
     if (this.failing) throw new Error(this.failing);
     if (this.role === "slave")
       return "role:slave\r\nmaster_host:127.0.0.1\r\nmaster_port:6379\r\nmaster_link_status:up\r\n";
     const lines = this.replicas.map((a, i) => {
       const [ip, port] = a.split(":");
-      return `slave${i}:ip=${ip},port=${port},state=online,offset=90,lag=0`;
+      return `slave${i}:ip=${ip},port=${port},state=online,offset=${this.replicaOffset},lag=0`;
     });
-    return ["# Replication", "role:master", ...lines, "master_repl_offset:100", ""].join("\r\n");
+    return ["# Replication", "role:master", ...lines, `master_repl_offset:${this.offset}`, ""].join("\r\n");
   }
   async clusterNodes(): Promise<string> {
     throw new Error("ERR This instance has cluster support disabled");
@@ -46,6 +48,7 @@ function setup(opts: { checkReplicas?: boolean; existsBatch?: number } = {}) {
     [R2, new FakeReplica()],
   ]);
   const connected: string[] = [];
+  const clock = { ms: 0 };
   const watcher = new ReplicationWatcher({
     nodeId: "redis://127.0.0.1:6379",
     node: master,
@@ -59,9 +62,9 @@ function setup(opts: { checkReplicas?: boolean; existsBatch?: number } = {}) {
       return { port: r, ready: Promise.resolve(), close: () => (r.closed = true) };
     },
     existsBatch: opts.existsBatch ?? 250,
-    now: () => 0,
+    now: () => clock.ms,
   });
-  return { master, replicas, watcher, connected, r1: replicas.get(R1)! };
+  return { master, replicas, watcher, connected, clock, r1: replicas.get(R1)! };
 }
 
 const locks = (...names: string[]) => names.map((n) => ({ id: `id-${n}`, key: Buffer.from(n) }));
@@ -98,6 +101,43 @@ describe("ReplicationWatcher", () => {
     ]);
     r1.failing = null;
     expect((await watcher.annotate(locks("lock:a"))).size).toBe(0); // the count started over
+  });
+
+  it("judges a replica that stopped answering by what its master says it acknowledged", async () => {
+    const { master, watcher, clock, r1 } = setup();
+    master.offset = 90;
+    master.replicaOffset = 90;
+    r1.keys.add("lock:old");
+    await watcher.annotate(locks("lock:old")); // seen while the replica was caught up
+    r1.failing = "Command timed out"; // frozen from here on: it acknowledges nothing more
+    master.offset = 150;
+    await watcher.annotate(locks("lock:old", "lock:new")); // lock:new was written after the replica's last ack
+    clock.ms += 1000;
+    expect((await watcher.annotate(locks("lock:old", "lock:new"))).size).toBe(0); // an ack could still be on its way
+    clock.ms += 1500;
+    expect((await watcher.annotate(locks("lock:old", "lock:new"))).size).toBe(0); // first overdue miss
+    clock.ms += 500;
+    const flagged = await watcher.annotate(locks("lock:old", "lock:new"));
+    expect([...flagged.keys()]).toEqual(["id-lock:new"]);
+    expect(flagged.get("id-lock:new")![0]!.message).toContain(`replica ${R1} (which has not acknowledged it)`);
+    // It catches up and answers again: the hazard goes.
+    r1.failing = null;
+    r1.keys.add("lock:new");
+    master.replicaOffset = 150;
+    expect((await watcher.annotate(locks("lock:old", "lock:new"))).size).toBe(0);
+  });
+
+  it("forgets first-seen offsets when the master's offset goes back (a restarted master)", async () => {
+    const { master, watcher, clock, r1 } = setup();
+    r1.failing = "Command timed out";
+    master.offset = 5000;
+    await watcher.annotate(locks("lock:a"));
+    master.offset = 10; // restarted: offsets start over below what was recorded
+    master.replicaOffset = 10;
+    for (let i = 0; i < 4; i++) {
+      clock.ms += 3000;
+      expect((await watcher.annotate(locks("lock:a"))).size).toBe(0);
+    }
   });
 
   it("connects to replicas as they appear and closes connections to those that left", async () => {

@@ -18,10 +18,44 @@ export const NOT_REPLICATED = "not-replicated";
 /** replica address -> lock id -> consecutive polls the lock was missing there. */
 export type MissCounts = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
-/** What one replica answered this poll: the ids of the master's locks it does not have. */
+/**
+ * What one replica's check found this poll: the ids of the master's locks it does not have. `acknowledged`: the
+ * replica did not answer the agent, so this is the master's account (see unacknowledged), not a read.
+ */
 export interface ReplicaCheck {
   replica: string;
   missing: readonly string[];
+  acknowledged?: boolean;
+}
+
+/** When the watcher first saw a lock, and the master's replication offset then. */
+export interface FirstSeen {
+  /** Read after the lock was seen on the master, so at or past the offset of the write that made it. */
+  offset: number;
+  atMs: number;
+}
+
+/** Replicas acknowledge their offset once a second; an acknowledgement older than this is overdue. */
+export const ACK_GRACE_MS = 2000;
+
+/**
+ * A replica that does not answer the agent (frozen, sleeping, cut off) may still be listed by its master with
+ * the offset it last acknowledged. A lock first seen when the master was already past that offset, long enough
+ * ago that an acknowledgement was due, is not confirmed on that replica. A lock written before the replica's last
+ * acknowledgement is never claimed.
+ */
+export function unacknowledged(
+  ids: readonly string[],
+  firstSeen: ReadonlyMap<string, FirstSeen>,
+  replicaOffset: number | undefined,
+  nowMs: number,
+  graceMs = ACK_GRACE_MS,
+): string[] {
+  if (replicaOffset === undefined) return [];
+  return ids.filter((id) => {
+    const f = firstSeen.get(id);
+    return f !== undefined && f.offset > replicaOffset && nowMs - f.atMs >= graceMs;
+  });
 }
 
 /**
@@ -43,7 +77,12 @@ export function countMisses(prev: MissCounts, checks: readonly ReplicaCheck[]): 
  * One `not-replicated` hazard per lock missing on at least one replica for `required` polls in a row. The message
  * names the replicas and no counters, so it stays the same (and sends no update) while the condition lasts.
  */
-export function notReplicatedHazards(misses: MissCounts, required = REQUIRED_MISSES): Map<string, Hazard[]> {
+export function notReplicatedHazards(
+  misses: MissCounts,
+  required = REQUIRED_MISSES,
+  /** Replicas judged by the master's account this poll (they did not answer the agent). */
+  unanswered: ReadonlySet<string> = new Set(),
+): Map<string, Hazard[]> {
   const replicasById = new Map<string, string[]>();
   for (const [replica, counts] of misses) {
     for (const [id, n] of counts) {
@@ -56,7 +95,8 @@ export function notReplicatedHazards(misses: MissCounts, required = REQUIRED_MIS
   const out = new Map<string, Hazard[]>();
   for (const [id, replicas] of replicasById) {
     replicas.sort();
-    const where = replicas.length === 1 ? `replica ${replicas[0]}` : `replicas ${replicas.join(", ")}`;
+    const named = replicas.map((r) => (unanswered.has(r) ? `${r} (which has not acknowledged it)` : r));
+    const where = named.length === 1 ? `replica ${named[0]}` : `replicas ${named.join(", ")}`;
     out.set(id, [
       {
         code: NOT_REPLICATED,

@@ -9,6 +9,8 @@ import {
   countMisses,
   notReplicatedHazards,
   replicationNodes,
+  unacknowledged,
+  type FirstSeen,
   type MissCounts,
   type ReplicaCheck,
   type ReplicaProbe,
@@ -48,6 +50,8 @@ export class ReplicationWatcher implements LockAnnotator {
   private read = false;
   private probes: ReplicaProbe[] = [];
   private misses: MissCounts = new Map();
+  private firstSeen = new Map<string, FirstSeen>();
+  private lastOffset: number | undefined;
   private readonly replicas = new Map<string, ReplicaConnection>();
   private readonly now: () => number;
 
@@ -64,16 +68,31 @@ export class ReplicationWatcher implements LockAnnotator {
       this.info = null;
       this.infoError = `INFO replication: ${err instanceof Error ? err.message : String(err)}`;
     }
+    this.remember(locks);
     // Locks on a replica are copies: the risk is about what a master has that its replicas lack.
     const links = this.info?.role === "master" && this.opts.checkReplicas ? this.info.replicas : [];
     await this.connect(links.map((l) => l.address));
-    const results = await Promise.all(links.map((l) => this.check(l.address, locks)));
+    const results = await Promise.all(links.map((l) => this.check(l.address, l.offset, locks)));
     this.probes = results.map((r) => r.probe);
-    this.misses = countMisses(
+    const checks = results.flatMap((r) => (r.check ? [r.check] : []));
+    this.misses = countMisses(this.misses, checks);
+    return notReplicatedHazards(
       this.misses,
-      results.flatMap((r) => (r.check ? [r.check] : [])),
+      undefined,
+      new Set(checks.filter((c) => c.acknowledged).map((c) => c.replica)),
     );
-    return notReplicatedHazards(this.misses);
+  }
+
+  /** The master's offset when each lock was first seen; a master whose offset went back restarted: start over. */
+  private remember(locks: ReadonlyArray<{ id: string }>): void {
+    const offset = this.info?.role === "master" ? this.info.offset : undefined;
+    if (offset === undefined || (this.lastOffset !== undefined && offset < this.lastOffset)) this.firstSeen.clear();
+    this.lastOffset = offset;
+    const present = new Set(locks.map((l) => l.id));
+    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
+    if (offset === undefined) return;
+    const atMs = this.now();
+    for (const id of present) if (!this.firstSeen.has(id)) this.firstSeen.set(id, { offset, atMs });
   }
 
   /** The node and its replicas for SourceStatus.nodes; undefined before the first read. */
@@ -111,6 +130,7 @@ export class ReplicationWatcher implements LockAnnotator {
 
   private async check(
     address: string,
+    acknowledgedOffset: number | undefined,
     locks: ReadonlyArray<{ id: string; key: Buffer }>,
   ): Promise<{ probe: ReplicaProbe; check?: ReplicaCheck }> {
     const port = this.replicas.get(address)!.port;
@@ -129,7 +149,11 @@ export class ReplicationWatcher implements LockAnnotator {
         });
       }
     } catch (err) {
-      return { probe: { address, up: false, error: err instanceof Error ? err.message : String(err) } };
+      // No answer is no proof either way; what the master says the replica acknowledged still is.
+      const probe = { address, up: false, error: err instanceof Error ? err.message : String(err) };
+      const ids = locks.map((l) => l.id);
+      const missing = unacknowledged(ids, this.firstSeen, acknowledgedOffset, this.now());
+      return { probe, check: { replica: address, missing, acknowledged: true } };
     }
     const probe: ReplicaProbe = { address, up: true };
     if (latencyMs !== undefined) probe.latencyMs = latencyMs;
