@@ -1,4 +1,4 @@
-import type { GroupView, SkewView } from "./redlock-model";
+import type { GroupView, NodeRow, SkewView } from "./redlock-model";
 import { nodeLabel } from "./redlock-model";
 import { HEALTH_CLASS } from "./redlock-style";
 
@@ -8,42 +8,52 @@ function ms(v: number | null, signed = false): string {
   return `${signed && v > 0 ? "+" : ""}${text} ms`;
 }
 
-/** Each member of a group: up / slow / down with the reason, TIME round trip and clock offset from the agent. */
-export function NodeHealthTable({ group }: { group: GroupView }) {
+const CARD_CLASS: Record<NodeRow["health"], string> = {
+  up: "border-slate-800 bg-slate-900/40",
+  slow: "border-amber-500/50 bg-amber-950/30",
+  down: "border-rose-500/60 bg-rose-950/40",
+};
+
+/**
+ * Each member of a group as a small card, in the grid's column order: up / slow / down with the reason, the TIME
+ * round trip and the clock offset from the agent's clock.
+ */
+export function NodeHealthStrip({ group }: { group: GroupView }) {
   if (group.nodes.length === 0) {
     return <p className="text-xs text-slate-500">No health reported for this group yet.</p>;
   }
   return (
-    <table className="w-full text-left text-xs" data-testid="redlock-health">
-      <thead className="text-[11px] uppercase tracking-wide text-slate-500">
-        <tr>
-          <th className="py-1 pr-3 font-medium">Node</th>
-          <th className="py-1 pr-3 font-medium">State</th>
-          <th className="py-1 pr-3 text-right font-medium">Latency</th>
-          <th className="py-1 pr-3 text-right font-medium" title="Node clock minus the agent's, from TIME">
-            Clock offset
-          </th>
-          <th className="py-1 font-medium">Reason</th>
-        </tr>
-      </thead>
-      <tbody className="divide-y divide-slate-800/70">
-        {group.nodes.map((n) => (
-          <tr key={n.id} data-testid="redlock-node" data-node={n.id} data-state={n.health}>
-            <td className="py-1 pr-3 font-mono text-slate-200" title={n.id}>
+    <ul className="grid gap-2 [grid-template-columns:repeat(auto-fill,minmax(14rem,1fr))]" data-testid="redlock-health">
+      {group.nodes.map((n) => (
+        <li
+          key={n.id}
+          className={`rounded border px-2.5 py-1.5 ${CARD_CLASS[n.health]}`}
+          data-testid="redlock-node"
+          data-node={n.id}
+          data-state={n.health}
+        >
+          <div className="flex items-center justify-between gap-2">
+            <span className="truncate font-mono text-xs text-slate-100" title={n.id}>
               {n.label}
-            </td>
-            <td className="py-1 pr-3">
-              <span className={`rounded px-1.5 py-0.5 font-medium ring-1 ring-inset ${HEALTH_CLASS[n.health]}`}>
-                {n.health}
-              </span>
-            </td>
-            <td className="py-1 pr-3 text-right font-mono tabular-nums text-slate-300">{ms(n.latencyMs)}</td>
-            <td className="py-1 pr-3 text-right font-mono tabular-nums text-slate-300">{ms(n.clockOffsetMs, true)}</td>
-            <td className={`py-1 ${n.health === "up" ? "text-slate-500" : "text-amber-200"}`}>{n.reason ?? ""}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+            </span>
+            <span
+              className={`rounded px-1.5 py-px text-[11px] font-medium ring-1 ring-inset ${HEALTH_CLASS[n.health]}`}
+            >
+              {n.health}
+            </span>
+          </div>
+          <div className="mt-0.5 flex gap-3 text-[11px] text-slate-500">
+            <span>
+              latency <span className="font-mono tabular-nums text-slate-300">{ms(n.latencyMs)}</span>
+            </span>
+            <span title="Node clock minus the agent's, from TIME">
+              clock <span className="font-mono tabular-nums text-slate-300">{ms(n.clockOffsetMs, true)}</span>
+            </span>
+          </div>
+          {n.reason ? <p className="mt-0.5 text-[11px] leading-snug text-amber-200">{n.reason}</p> : null}
+        </li>
+      ))}
+    </ul>
   );
 }
 

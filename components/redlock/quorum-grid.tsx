@@ -74,7 +74,7 @@ export function QuorumGrid({
                   owner {shorten(r.owner, 20)}
                 </div>
               </td>
-              <td className="px-2 py-1">
+              <td className="whitespace-nowrap px-2 py-1">
                 <span className="inline-flex items-center gap-1">
                   <span
                     className={`rounded px-1.5 py-0.5 font-medium ring-1 ring-inset ${STATE_CLASS[r.state]}`}
@@ -85,14 +85,14 @@ export function QuorumGrid({
                   {r.partial ? <PartialMarker /> : null}
                 </span>
               </td>
-              <td className="px-2 py-1 font-mono tabular-nums">
+              <td className="whitespace-nowrap px-2 py-1 font-mono tabular-nums">
                 <span
                   className={r.votes >= r.needed ? "text-slate-100" : "font-semibold text-rose-300"}
                   data-testid="redlock-votes"
                 >
                   {r.votes}/{r.nodes}
                 </span>{" "}
-                <span className="text-slate-500">need {r.needed}</span>
+                <span className="text-[10px] text-slate-500">need {r.needed}</span>
                 {r.tokens.length > 1 ? (
                   <ul className="mt-0.5 space-y-px text-[10px]">
                     {r.tokens.map((t) => (

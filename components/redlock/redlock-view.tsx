@@ -2,7 +2,7 @@
 
 import { useMemo } from "react";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
-import { NodeHealthTable, SkewLine } from "./node-health";
+import { NodeHealthStrip, SkewLine } from "./node-health";
 import { QuorumGrid } from "./quorum-grid";
 import { redlockGroups, type GroupView, type NodeHealth } from "./redlock-model";
 
@@ -40,7 +40,7 @@ function GroupSection({ group: g }: { group: GroupView }) {
   const health = new Map<string, NodeHealth>(g.nodes.map((n) => [n.id, n.health]));
   const quorumAtStake = g.nodes.length > 0 && counts.up + counts.slow < g.needed;
   return (
-    <section className="space-y-3" data-testid="redlock-group" data-group={g.name}>
+    <section className="space-y-2" data-testid="redlock-group" data-group={g.name}>
       <header className="flex flex-wrap items-baseline gap-x-4 gap-y-1">
         <h2 className="font-mono text-base font-semibold text-slate-100">{g.name}</h2>
         <span className="text-xs text-slate-400">
@@ -60,21 +60,15 @@ function GroupSection({ group: g }: { group: GroupView }) {
           </span>
         ) : null}
       </header>
-      <div className="grid gap-4 lg:grid-cols-[minmax(0,34rem)_1fr]">
-        <div className="space-y-2 rounded border border-slate-800 bg-slate-900/40 p-3">
-          <NodeHealthTable group={g} />
-          <SkewLine skew={g.skew} />
-        </div>
-        <div className="min-w-0">
-          {g.rows.length === 0 ? (
-            <p className="rounded border border-slate-800 px-3 py-6 text-center text-sm text-slate-500">
-              No lock held on this group right now.
-            </p>
-          ) : (
-            <QuorumGrid nodeOrder={g.nodeOrder} health={health} rows={g.rows} />
-          )}
-        </div>
-      </div>
+      <NodeHealthStrip group={g} />
+      <SkewLine skew={g.skew} />
+      {g.rows.length === 0 ? (
+        <p className="rounded border border-slate-800 px-3 py-6 text-center text-sm text-slate-500">
+          No lock held on this group right now.
+        </p>
+      ) : (
+        <QuorumGrid nodeOrder={g.nodeOrder} health={health} rows={g.rows} />
+      )}
     </section>
   );
 }
