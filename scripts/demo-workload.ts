@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { Mutex } from "redis-semaphore";
+import { Mutex, Semaphore } from "redis-semaphore";
 import { loadLua } from "../agent/sources/redis/lua-scripts";
 
 const url = (process.env.REDIS_URLS ?? "redis://127.0.0.1:6379").split(",")[0]!.trim();
@@ -38,6 +38,39 @@ async function mutexWorker(name: string): Promise<never> {
   }
 }
 
+/** redis-semaphore's Semaphore: up to 3 workers at a time share a pool of connections. */
+async function semaphoreWorker(name: string): Promise<never> {
+  for (;;) {
+    const sem = new Semaphore(redis, name, 3, { lockTimeout: 10_000, refreshInterval: 4000, acquireTimeout: 60_000 });
+    await sem.acquire();
+    await sleep(rand(3000, 9000));
+    await sem.release();
+    await sleep(rand(500, 2000));
+  }
+}
+
+/**
+ * A Redisson fair lock, written in Redisson's own layout (the lock hash `<clientUUID>:<threadId>` -> re-entry count,
+ * the FIFO queue and the waiters' deadlines), held by a JVM "worker" while two threads queue behind it.
+ */
+async function redissonFairLock(name: string): Promise<never> {
+  const client = randomUUID();
+  for (;;) {
+    const now = Date.now();
+    await redis
+      .multi()
+      .hset(name, `${client}:57`, "1")
+      .pexpire(name, 30_000)
+      .del(`redisson_lock_queue:{${name}}`, `redisson_lock_timeout:{${name}}`)
+      .rpush(`redisson_lock_queue:{${name}}`, `${client}:61`, `${randomUUID()}:12`)
+      .zadd(`redisson_lock_timeout:{${name}}`, now + 35_000, `${client}:61`, now + 40_000, `${randomUUID()}:12`)
+      .exec();
+    await sleep(rand(8000, 15_000));
+    await redis.del(name, `redisson_lock_queue:{${name}}`, `redisson_lock_timeout:{${name}}`);
+    await sleep(rand(2000, 5000));
+  }
+}
+
 /** A holder slower than its lease: the lock expires and another client takes it while the first still works. */
 async function slowHolder(resource: string): Promise<never> {
   for (;;) {
@@ -56,6 +89,9 @@ async function main(): Promise<void> {
   void textbookWorker("lock:inventory:sku-4711");
   void mutexWorker("email-digest");
   void slowHolder("lock:billing:invoice-run");
+  void semaphoreWorker("db-connection-pool");
+  void semaphoreWorker("db-connection-pool");
+  void redissonFairLock("shipping:label-printer");
   process.stdout.write(`demo workload running against ${url}\n`);
 }
 

@@ -187,7 +187,12 @@ export class RedisSource {
       spent += this.opts.scanCount;
       for (const key of keys) {
         const k = key.toString("latin1");
-        if (!this.known.has(k) && this.matches(k)) found.push({ key, type: "" });
+        if (this.known.has(k) || !this.matches(k)) continue;
+        found.push({ key, type: "" });
+        // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern.
+        const owner = companionOwner(key.toString("utf8"));
+        const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
+        if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) found.push({ key: ownerKey, type: "" });
       }
       if (cursor === "0") {
         const end = this.now();
@@ -196,7 +201,8 @@ export class RedisSource {
         break;
       }
     } while (budget === 0 || spent < budget);
-    return found;
+    // Two companions of one lock name the same owner: read it once.
+    return [...new Map(found.map((f) => [f.key.toString("latin1"), f])).values()];
   }
 
   /**
