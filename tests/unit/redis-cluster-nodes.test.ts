@@ -79,11 +79,11 @@ describe("parseClusterNodes", () => {
         `${D} 10.0.0.4:7003@17003 slave,noaddr ${A} 0 0 3 connected`,
       ].join("\n"),
     );
-    expect(nodes.map((n) => [n.address, n.failed, n.linkUp])).toEqual([
-      ["10.0.0.1:7000", true, false],
-      ["[::1]:7001", false, true],
-      [null, false, true],
-      [null, false, true],
+    expect(nodes.map((n) => [n.address, n.failed, n.suspected, n.linkUp])).toEqual([
+      ["10.0.0.1:7000", true, false, false],
+      ["[::1]:7001", false, true, true],
+      [null, false, false, true],
+      [null, false, false, true],
     ]);
   });
 

@@ -16,6 +16,7 @@ function master(nodeId: string, port: number, slots: SlotRange[], extra: Partial
     masterId: null,
     myself: false,
     failed: false,
+    suspected: false,
     linkUp: true,
     configEpoch: port - 7000,
     slots,
@@ -113,6 +114,22 @@ describe("planTopology", () => {
           master(E, 7005, [{ start: 2001, end: 5460 }]),
         ],
         want: { keep: ["b", "c"], retarget: [], add: ["e"], retire: ["a"] },
+      },
+      {
+        name: "takeover seen before the dead master is flagged failed: suspected, slotless, not a resharding",
+        members: [member(A, 7001, FIRST, [D]), member(B, 7002, SECOND)],
+        nodes: [
+          master(A, 7001, [], { suspected: true }),
+          master(B, 7002, SECOND),
+          master(D, 7004, FIRST, { configEpoch: 9 }),
+        ],
+        want: { keep: ["b"], retarget: ["a->d failover"], add: [], retire: [] },
+      },
+      {
+        name: "a slotless master the agent cannot reach was failed over, whatever the answering node thinks",
+        members: [{ ...member(A, 7001, FIRST, [D]), down: true }, member(B, 7002, SECOND)],
+        nodes: [master(A, 7001, []), master(B, 7002, SECOND), master(D, 7004, FIRST, { configEpoch: 9 })],
+        want: { keep: ["b"], retarget: ["a->d failover"], add: [], retire: [] },
       },
       {
         name: "a master removed with nobody serving its old slots any more is retired",

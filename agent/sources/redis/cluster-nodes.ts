@@ -19,8 +19,10 @@ export interface ClusterNode {
   /** For a replica, the id of its master. */
   masterId: string | null;
   myself: boolean;
-  /** Flagged `fail` by the majority; `fail?` (one node's suspicion) is not a failure yet. */
+  /** Flagged `fail` by the majority. */
   failed: boolean;
+  /** Flagged `fail?`: the answering node cannot reach it (not a failure by itself). */
+  suspected: boolean;
   linkUp: boolean;
   configEpoch: number;
   /** Slots it serves; migrating/importing markers (`[5461->-id]`) are not ownership and are left out. */
@@ -94,6 +96,7 @@ export function parseClusterNodes(text: string): ClusterNode[] {
       masterId: isReplica ? master! : null,
       myself: flags.includes("myself"),
       failed: flags.includes("fail"),
+      suspected: flags.includes("fail?"),
       linkUp: link === "connected",
       configEpoch: Number(epoch),
       slots: isMaster ? slots : [],

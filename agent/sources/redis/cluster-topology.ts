@@ -14,6 +14,8 @@ export interface MemberView {
   address: string;
   slots: readonly SlotRange[];
   replicaIds: readonly string[];
+  /** The agent cannot reach the member's node now. */
+  down?: boolean;
 }
 
 export interface TopologyPlan {
@@ -65,9 +67,9 @@ export function planTopology(members: readonly MemberView[], nodes: readonly Clu
   const listed = new Map(nodes.map((n) => [n.id, n]));
   for (const m of orphans) {
     // A node still alive as a master that serves nothing gave its slots away (resharding): its keys moved with
-    // them, and their new masters report them. A node gone, failed or demoted to replica was failed over.
+    // them, and their new masters report them. A node gone, failing or demoted to replica was failed over.
     const now = listed.get(m.nodeId);
-    const failedOver = !now || now.failed || now.role === "replica";
+    const failedOver = !now || now.failed || now.suspected || !now.linkUp || now.role === "replica" || m.down === true;
     // Its own replica promoted is the textbook failover; a master that took over its slots covers the rest.
     const successor = !failedOver
       ? undefined

@@ -250,7 +250,13 @@ export class RedisClusterSource implements WatchedSource {
     this.topologyError = undefined;
     this.stale = false;
     const plan = planTopology(
-      this.members.map((m) => ({ nodeId: m.nodeId, address: m.address, slots: m.slots, replicaIds: m.replicaIds })),
+      this.members.map((m) => ({
+        nodeId: m.nodeId,
+        address: m.address,
+        slots: m.slots,
+        replicaIds: m.replicaIds,
+        down: !m.source.status().up,
+      })),
       nodes,
     );
     const opened: Array<Promise<void>> = [];
