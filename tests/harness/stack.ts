@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { freePort, waitFor } from "./ports";
+import { startRedis, type RedisServer } from "./redis";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const tsx = path.join(root, "node_modules", ".bin", "tsx");
@@ -133,4 +134,22 @@ function testUsers(): Promise<string> {
     return ["viewer", "operator", "admin"].map((role) => `${role}1:${role}:${hash}`).join(",");
   })();
   return users;
+}
+
+/** The common integration set-up: a redis-server, an API-only dashboard, and an agent watching the server. */
+export async function startRedisStack(
+  opts: { agentEnv?: Record<string, string>; dashboardEnv?: Record<string, string> } = {},
+): Promise<{ redis: RedisServer; dashboard: Dashboard; agent: Proc }> {
+  const redis = await startRedis();
+  const dashboard = await startDashboard({ env: opts.dashboardEnv });
+  const agent = startAgent(dashboard.url, { REDIS_URLS: redis.url, ...opts.agentEnv });
+  return { redis, dashboard, agent };
+}
+
+/** Stops what startRedisStack started (any part may be missing when the set-up failed half-way). */
+export async function stopStack(parts: { redis?: RedisServer; dashboard?: Dashboard; agent?: Proc }): Promise<void> {
+  await parts.agent?.stop();
+  await parts.dashboard?.stop();
+  parts.dashboard?.cleanup();
+  await parts.redis?.stop();
 }

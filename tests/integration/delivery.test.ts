@@ -1,25 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import type { EventsResponse, LocksResponse } from "../../lib/contract/api";
-import { startRedis, type RedisServer } from "../harness/redis";
-import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import type { RedisServer } from "../harness/redis";
+import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
 let redis: RedisServer;
 let dashboard: Dashboard;
 let agent: Proc;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  dashboard = await startDashboard();
-  agent = startAgent(dashboard.url, { REDIS_URLS: redis.url });
+  ({ redis, dashboard, agent } = await startRedisStack());
 });
 
-afterAll(async () => {
-  await agent?.stop();
-  await dashboard?.stop();
-  dashboard?.cleanup();
-  await redis?.stop();
-});
+afterAll(() => stopStack({ redis, dashboard, agent }));
 
 function storedRows(): Array<{ id: string; type: string; resource: string }> {
   const db = new Database(dashboard.databaseUrl.slice("file:".length), { readonly: true });

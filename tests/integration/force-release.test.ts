@@ -1,25 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocksResponse } from "../../lib/contract/api";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
-import { startRedis, type RedisServer } from "../harness/redis";
-import { startAgent, startDashboard, TEST_PASSWORD, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import type { RedisServer } from "../harness/redis";
+import { startRedisStack, stopStack, TEST_PASSWORD, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
 let redis: RedisServer;
 let dashboard: Dashboard;
 let agent: Proc;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  dashboard = await startDashboard();
-  agent = startAgent(dashboard.url, { REDIS_URLS: redis.url });
+  ({ redis, dashboard, agent } = await startRedisStack());
 });
 
-afterAll(async () => {
-  await agent?.stop();
-  await dashboard?.stop();
-  dashboard?.cleanup();
-  await redis?.stop();
-});
+afterAll(() => stopStack({ redis, dashboard, agent }));
 
 async function seen(resource: string) {
   let found: LocksResponse["locks"][number] | undefined;
@@ -152,7 +145,11 @@ describe("who may release", () => {
     const lock = await seen(key);
     const login = await dashboard.request(
       "/api/auth/login",
-      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "operator1", password: TEST_PASSWORD }) },
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "operator1", password: TEST_PASSWORD }),
+      },
       null,
     );
     expect(login.status).toBe(200);
@@ -163,7 +160,11 @@ describe("who may release", () => {
     const { csrfToken } = (await login.json()) as { csrfToken: string };
     const body = JSON.stringify({ expectedOwner: "t", reason: "csrf test", confirm: key });
     const post = (headers: Record<string, string>) =>
-      dashboard.request(`/api/locks/${lock.id}/release`, { method: "POST", headers: { "content-type": "application/json", cookie, ...headers }, body }, null);
+      dashboard.request(
+        `/api/locks/${lock.id}/release`,
+        { method: "POST", headers: { "content-type": "application/json", cookie, ...headers }, body },
+        null,
+      );
     expect((await post({})).status).toBe(403);
     expect((await post({ "x-csrf-token": "forged" })).status).toBe(403);
     expect((await post({ "x-csrf-token": csrfToken, origin: "http://evil.example" })).status).toBe(403);
@@ -176,7 +177,11 @@ describe("who may release", () => {
   it("a wrong password gets one clear answer", async () => {
     const res = await dashboard.request(
       "/api/auth/login",
-      { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "operator1", password: "nope" }) },
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "operator1", password: "nope" }),
+      },
       null,
     );
     expect(res.status).toBe(401);

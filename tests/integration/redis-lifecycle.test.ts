@@ -3,7 +3,7 @@ import type { EventsResponse, HealthResponse, LocksResponse } from "../../lib/co
 import type { LockEventType } from "../../lib/contract/lock";
 import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { startRedis, type RedisServer } from "../harness/redis";
-import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
 let redis: RedisServer;
 // Declared `let` because the restart test replaces the server with a new one on the same port.
@@ -11,17 +11,10 @@ let dashboard: Dashboard;
 let agent: Proc;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  dashboard = await startDashboard();
-  agent = startAgent(dashboard.url, { REDIS_URLS: redis.url });
+  ({ redis, dashboard, agent } = await startRedisStack());
 });
 
-afterAll(async () => {
-  await agent?.stop();
-  await dashboard?.stop();
-  dashboard?.cleanup();
-  await redis?.stop();
-});
+afterAll(() => stopStack({ redis, dashboard, agent }));
 
 const prefix = `test-${Date.now()}`;
 
