@@ -137,7 +137,8 @@ export function LockDetail({ id }: { id: string }) {
       ) : null}
       {lock ? <QuorumPanel lock={lock} receivedAt={live!.receivedAt} /> : null}
       {lock ? <QueuePanel lock={lock} /> : null}
-      {lock && lock.waiters.length > 0 ? (
+      {/* A ZooKeeper queue is drawn by the queue panel above, head first: thousands of rows would bury the page. */}
+      {lock && lock.waiters.length > 0 && !lock.zookeeper ? (
         <section>
           <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>
           <ol className="space-y-1 text-sm" data-testid="waiters">

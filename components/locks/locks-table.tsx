@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useMemo, useState } from "react";
 import type { Backend } from "@/lib/contract/lock";
 import { useLiveLocks, useNow, type LiveLock } from "../live/live-locks-provider";
+import { queueLength } from "../zookeeper/chain-model";
 import { QuorumBadge } from "../redlock/quorum-badge";
 import { formatDuration, remainingTtl, shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
@@ -31,7 +32,7 @@ function sortValue(l: LiveLock, key: SortKey, now: number): string | number {
     case "held":
       return now - Date.parse(lock.since);
     case "waiters":
-      return lock.waiters.length;
+      return queueLength(lock);
     case "owner":
       return lock.owner ?? "";
     default:
@@ -147,7 +148,9 @@ export function LocksTable() {
                   <td className="px-3 py-1.5 font-mono tabular-nums text-slate-400">
                     {formatDuration(Math.max(0, now - Date.parse(lock.since)))}
                   </td>
-                  <td className="px-3 py-1.5 text-right tabular-nums">{lock.waiters.length || ""}</td>
+                  <td className="px-3 py-1.5 text-right tabular-nums" data-testid="waiters-count">
+                    {queueLength(lock) || ""}
+                  </td>
                   <td className="px-3 py-1.5">
                     <HazardBadges hazards={lock.hazards} />
                   </td>
