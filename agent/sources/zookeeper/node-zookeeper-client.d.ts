@@ -63,6 +63,8 @@ declare module "node-zookeeper-client" {
       ): void;
       remove(path: string, callback: (error: Exception | null) => void): void;
       remove(path: string, version: number, callback: (error: Exception | null) => void): void;
+      /** Tests only: cleans up a test's tree. */
+      removeRecursive(path: string, callback: (error: Exception | null) => void): void;
       setData(path: string, data: Buffer, callback: (error: Exception | null, stat: Stat) => void): void;
       getData(path: string, callback: (error: Exception | null, data: Buffer | undefined, stat: Stat) => void): void;
       getData(
