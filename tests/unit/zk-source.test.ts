@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseAgentUpdate } from "../../lib/contract/validate";
 import type { FourLetterWord } from "../../agent/sources/zookeeper/four-letter-words";
 import { ZookeeperSource, type ZookeeperSourceOptions } from "../../agent/sources/zookeeper/zookeeper-source";
 import type { ZkServerAddress } from "../../agent/sources/zookeeper/zk-config";
@@ -426,6 +427,17 @@ describe("ZookeeperSource over a fake port", () => {
       }),
     ]);
     expect(source.status().hazards).toEqual(source.sourceHazards());
+    // What the agent sends passes the dashboard's validation with the source hazards and the view's new fields kept.
+    const parsed = parseAgentUpdate({
+      agentId: "agent-1",
+      at: new Date(T0).toISOString(),
+      sources: [source.status()],
+      upserts: source.locks(),
+      removed: [],
+      events: [],
+    });
+    expect(parsed.ok && parsed.value.sources[0]!.hazards?.map((h) => h.code)).toEqual(["empty-lock-parents"]);
+    expect(parsed.ok && parsed.value.upserts[0]!.zookeeper?.longWaitMs).toBe(60_000);
   });
 
   it("a directory named 'locks' is not a Curator semaphore: a mutex at <app>/locks is found as a mutex", async () => {
