@@ -819,20 +819,27 @@ export class ZookeeperSource implements WatchedSource {
         const message = `delete of ${shownName({ name: node })} failed: ${errorText(err)}; if it reached the server it deleted only this node at version ${decision.version}: check the lock`;
         return answer("error", message, decision.steps, node, seen, message);
       }
-      await this.readTarget(t, false);
-      const output = this.observeTarget(t, this.now(), undefined, {
-        reason: "force-released",
-        by: cmd.actor,
-        via: "release",
-      });
+      // The outcome stands whatever this re-read does: if it fails, the target stays dirty for the next poll.
+      const reread = await this.readTarget(t, false).then(
+        () => true,
+        () => false,
+      );
+      const output = reread
+        ? this.observeTarget(t, this.now(), undefined, { reason: "force-released", by: cmd.actor, via: "release" })
+        : null;
       const merged: TrackerOutput = {
         events: [...(seen?.events ?? []), ...(output?.events ?? [])],
         upserts: [...(seen?.upserts ?? []), ...(output?.upserts ?? [])],
         removed: [...(seen?.removed ?? []), ...(output?.removed ?? [])],
       };
       if (deleted === "deleted") {
-        const next = releaseHolder(t.shape);
-        const message = `deleted ${shownName(holder!)} as ${cmd.actor}; ${next ? `${shownName(next)} holds now` : "no one holds the lock now"}`;
+        const next = reread ? releaseHolder(t.shape) : null;
+        const after = !reread
+          ? "the lock will be re-read at the next poll"
+          : next
+            ? `${shownName(next)} holds now`
+            : "no one holds the lock now";
+        const message = `deleted ${shownName(holder!)} as ${cmd.actor}; ${after}`;
         return answer("released", message, decision.steps, node, merged, `version ${decision.version}`);
       }
       if (deleted === "no-node")
