@@ -44,7 +44,11 @@ describe("loadZookeeperConfig", () => {
       want: { lockPaths: ["/ParentLock", "/locks/orders"] },
     },
     { name: "empty lock paths = discover", env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "" }, want: { lockPaths: [] } },
-    { name: "digest auth, password with colons", env: { ZK_CONNECT: "h:1", ZK_AUTH: "ops:s3:cr:et" }, want: { auth: { user: "ops", password: "s3:cr:et" } } },
+    {
+      name: "digest auth, password with colons",
+      env: { ZK_CONNECT: "h:1", ZK_AUTH: "ops:s3:cr:et" },
+      want: { auth: { user: "ops", password: "s3:cr:et" } },
+    },
     {
       name: "limits",
       env: { ZK_CONNECT: "h:1", ZK_DISCOVERY_MAX_DEPTH: "2", ZK_DISCOVERY_MAX_NODES: "100", ZK_RESYNC_MS: "5000" },
@@ -64,13 +68,25 @@ describe("loadZookeeperConfig", () => {
     { name: "chroot with empty segment", env: { ZK_CONNECT: "h:1/a//b" }, variable: "ZK_CONNECT" },
     { name: "chroot with ..", env: { ZK_CONNECT: "h:1/a/.." }, variable: "ZK_CONNECT" },
     { name: "relative lock path", env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "locks" }, variable: "ZK_LOCK_PATHS" },
-    { name: "lock path with trailing slash", env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "/locks/" }, variable: "ZK_LOCK_PATHS" },
-    { name: "lock path with a control char", env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "/lo\u0001cks" }, variable: "ZK_LOCK_PATHS" },
+    {
+      name: "lock path with trailing slash",
+      env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "/locks/" },
+      variable: "ZK_LOCK_PATHS",
+    },
+    {
+      name: "lock path with a control char",
+      env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "/lo\u0001cks" },
+      variable: "ZK_LOCK_PATHS",
+    },
     { name: "duplicate lock path", env: { ZK_CONNECT: "h:1", ZK_LOCK_PATHS: "/a,/a" }, variable: "ZK_LOCK_PATHS" },
     { name: "auth without password", env: { ZK_CONNECT: "h:1", ZK_AUTH: "ops:" }, variable: "ZK_AUTH" },
     { name: "auth without colon", env: { ZK_CONNECT: "h:1", ZK_AUTH: "ops" }, variable: "ZK_AUTH" },
     { name: "depth zero", env: { ZK_CONNECT: "h:1", ZK_DISCOVERY_MAX_DEPTH: "0" }, variable: "ZK_DISCOVERY_MAX_DEPTH" },
-    { name: "nodes not a number", env: { ZK_CONNECT: "h:1", ZK_DISCOVERY_MAX_NODES: "lots" }, variable: "ZK_DISCOVERY_MAX_NODES" },
+    {
+      name: "nodes not a number",
+      env: { ZK_CONNECT: "h:1", ZK_DISCOVERY_MAX_NODES: "lots" },
+      variable: "ZK_DISCOVERY_MAX_NODES",
+    },
     { name: "resync too fast", env: { ZK_CONNECT: "h:1", ZK_RESYNC_MS: "10" }, variable: "ZK_RESYNC_MS" },
   ];
   it.each(invalid)("rejects $name with a ConfigError naming $variable", ({ env, variable }) => {

@@ -12,7 +12,8 @@ import {
 // Real answers of ZooKeeper 3.8.0 (Debian package) with three contenders on /ParentLock and a fourth session.
 const WCHC =
   "0x100000c19540002\n\t/ParentLock/Lock0000000001\n0x100000c19540003\n\t/ParentLock/Lock0000000000\n0x100000c19540001\n\t/ParentLock/Lock0000000000\n\n";
-const WCHP = "/ParentLock/Lock0000000000\n\t0x100000c19540003\n\t0x100000c19540001\n/ParentLock/Lock0000000001\n\t0x100000c19540002\n\n";
+const WCHP =
+  "/ParentLock/Lock0000000000\n\t0x100000c19540003\n\t0x100000c19540001\n/ParentLock/Lock0000000001\n\t0x100000c19540002\n\n";
 const CONS =
   " /127.0.0.1:56390[1](queued=0,recved=4,sent=4,sid=0x100000c19540000,lop=GETD,est=1795986464607,to=10000,lcxid=0x2,lzxid=0x8,lresp=800283,llat=0,minlat=0,avglat=3,maxlat=7)\n" +
   " /127.0.0.1:56408[1](queued=0,recved=3,sent=3,sid=0x100000c19540002,lop=EXIS,est=1795986464623,to=10000,lcxid=0x1,lzxid=0x8,lresp=800279,llat=1,minlat=0,avglat=0,maxlat=1)\n" +
@@ -20,7 +21,13 @@ const CONS =
 const REFUSED = (cmd: string) => `${cmd} is not executed because it is not in the whitelist.\n`;
 
 describe("parseWchc", () => {
-  const cases: Array<{ name: string; text: string; truncated?: boolean; want: Record<string, string[]> | string; skipped?: number }> = [
+  const cases: Array<{
+    name: string;
+    text: string;
+    truncated?: boolean;
+    want: Record<string, string[]> | string;
+    skipped?: number;
+  }> = [
     {
       name: "real sample",
       text: WCHC,
@@ -33,10 +40,20 @@ describe("parseWchc", () => {
     { name: "no watches at all", text: "\n", want: {} },
     { name: "session with several paths", text: "0x1\n\t/a\n\t/b/c\n\n", want: { "0x1": ["/a", "/b/c"] } },
     { name: "paths with spaces and unicode", text: "0x1\n\t/a b/ü\u202e\n", want: { "0x1": ["/a b/ü\u202e"] } },
-    { name: "truncated mid-path: the partial line is dropped", text: "0x1\n\t/a\n\t/b/Lock00", truncated: true, want: { "0x1": ["/a"] } },
+    {
+      name: "truncated mid-path: the partial line is dropped",
+      text: "0x1\n\t/a\n\t/b/Lock00",
+      truncated: true,
+      want: { "0x1": ["/a"] },
+    },
     { name: "no trailing newline: last line may be cut", text: "0x1\n\t/a\n\t/b", want: { "0x1": ["/a"] } },
     { name: "path before any session is skipped", text: "\t/orphan\n0x2\n\t/a\n", want: { "0x2": ["/a"] }, skipped: 1 },
-    { name: "garbage session line resets the block", text: "0x1\n\t/a\nnot-a-session\n\t/b\n", want: { "0x1": ["/a"] }, skipped: 2 },
+    {
+      name: "garbage session line resets the block",
+      text: "0x1\n\t/a\nnot-a-session\n\t/b\n",
+      want: { "0x1": ["/a"] },
+      skipped: 2,
+    },
     { name: "refused", text: REFUSED("wchc"), want: "not-whitelisted" },
     { name: "not serving", text: "This ZooKeeper instance is not currently serving requests\n", want: "not-serving" },
     { name: "empty answer (connection closed)", text: "", want: "empty" },
@@ -62,10 +79,17 @@ describe("parseWchp", () => {
     {
       name: "real sample",
       text: WCHP,
-      want: { "/ParentLock/Lock0000000000": ["0x100000c19540003", "0x100000c19540001"], "/ParentLock/Lock0000000001": ["0x100000c19540002"] },
+      want: {
+        "/ParentLock/Lock0000000000": ["0x100000c19540003", "0x100000c19540001"],
+        "/ParentLock/Lock0000000001": ["0x100000c19540002"],
+      },
     },
     { name: "no watches", text: "\n", want: {} },
-    { name: "exists watch on a node that does not exist is listed like any other", text: "/gone/Lock0000000009\n\t0xabc\n\n", want: { "/gone/Lock0000000009": ["0xabc"] } },
+    {
+      name: "exists watch on a node that does not exist is listed like any other",
+      text: "/gone/Lock0000000009\n\t0xabc\n\n",
+      want: { "/gone/Lock0000000009": ["0xabc"] },
+    },
     { name: "truncated in a session id", text: "/a\n\t0x1\n\t0x2f", truncated: true, want: { "/a": ["0x1"] } },
     { name: "over-long session id is skipped", text: "/a\n\t0x11111111111111111\n\t0x1\n", want: { "/a": ["0x1"] } },
     { name: "refused", text: REFUSED("wchp"), want: "not-whitelisted" },
@@ -110,9 +134,21 @@ describe("parseCons", () => {
   });
 
   it.each([
-    { name: "IPv6 client", text: " /0:0:0:0:0:0:0:1:41234[1](queued=0,sid=0x5,lop=PING)\n", want: { address: "0:0:0:0:0:0:0:1", port: 41234, session: "0x5", queued: 0, lastOp: "PING" } },
-    { name: "bad sid is ignored, line kept", text: " /127.0.0.1:1[1](sid=0xZZ,to=abc)\n", want: { address: "127.0.0.1", port: 1 } },
-    { name: "fields with stray commas", text: " /127.0.0.1:2[1](,sid=0x7,,=,to=5)\n", want: { address: "127.0.0.1", port: 2, session: "0x7", timeoutMs: 5 } },
+    {
+      name: "IPv6 client",
+      text: " /0:0:0:0:0:0:0:1:41234[1](queued=0,sid=0x5,lop=PING)\n",
+      want: { address: "0:0:0:0:0:0:0:1", port: 41234, session: "0x5", queued: 0, lastOp: "PING" },
+    },
+    {
+      name: "bad sid is ignored, line kept",
+      text: " /127.0.0.1:1[1](sid=0xZZ,to=abc)\n",
+      want: { address: "127.0.0.1", port: 1 },
+    },
+    {
+      name: "fields with stray commas",
+      text: " /127.0.0.1:2[1](,sid=0x7,,=,to=5)\n",
+      want: { address: "127.0.0.1", port: 2, session: "0x7", timeoutMs: 5 },
+    },
   ])("$name", ({ text, want }) => {
     const r = parseCons(text);
     expect(r.ok && r.value[0]).toEqual(want);
@@ -144,8 +180,16 @@ describe("mergeWatchTables and toClientWatchTable", () => {
   const ok = <T>(value: T) => ({ ok: true as const, value, skipped: 0 });
   it("adds up the servers of an ensemble; one refusal makes it incomplete", () => {
     const both = mergeWatchTables([
-      { server: "a:1", wchp: ok(new Map([["/l/Lock0000000000", ["0x1"]]])), cons: ok([{ address: "10.0.0.1", port: 5, session: "0x1" }]) },
-      { server: "b:1", wchp: ok(new Map([["/l/Lock0000000000", ["0x2"]]])), cons: ok([{ address: "::1", port: 6, session: "0x2" }]) },
+      {
+        server: "a:1",
+        wchp: ok(new Map([["/l/Lock0000000000", ["0x1"]]])),
+        cons: ok([{ address: "10.0.0.1", port: 5, session: "0x1" }]),
+      },
+      {
+        server: "b:1",
+        wchp: ok(new Map([["/l/Lock0000000000", ["0x2"]]])),
+        cons: ok([{ address: "::1", port: 6, session: "0x2" }]),
+      },
     ]);
     expect(both.complete).toBe(true);
     expect([...both.byPath.get("/l/Lock0000000000")!]).toEqual(["0x1", "0x2"]);
@@ -153,7 +197,11 @@ describe("mergeWatchTables and toClientWatchTable", () => {
 
     const refused = mergeWatchTables([
       { server: "a:1", wchp: ok(new Map()), cons: ok([]) },
-      { server: "b:1", wchp: { ok: false, reason: "not-whitelisted", message: "wchp is not in the server's 4lw.commands.whitelist" }, cons: null },
+      {
+        server: "b:1",
+        wchp: { ok: false, reason: "not-whitelisted", message: "wchp is not in the server's 4lw.commands.whitelist" },
+        cons: null,
+      },
     ]);
     expect(refused.complete).toBe(false);
     expect(refused.sessionsComplete).toBe(false);
@@ -168,7 +216,13 @@ describe("mergeWatchTables and toClientWatchTable", () => {
     const t = mergeWatchTables([
       {
         server: "a:1",
-        wchp: ok(new Map([["/app/locks/Lock0000000000", ["0x1"]], ["/other/x", ["0x2"]], ["/app", ["0x3"]]])),
+        wchp: ok(
+          new Map([
+            ["/app/locks/Lock0000000000", ["0x1"]],
+            ["/other/x", ["0x2"]],
+            ["/app", ["0x3"]],
+          ]),
+        ),
         cons: ok([]),
       },
     ]);

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { planCuratorSemaphore, planKazooSemaphore, planQueue, type ClientWatchTable, type NodeSample } from "../../agent/sources/zookeeper/queue";
-import { DEFAULT_THRESHOLDS, emptyParentsHazard, herdHazard, stuckCandidates, zkHazards } from "../../agent/sources/zookeeper/zk-hazards";
+import {
+  planCuratorSemaphore,
+  planKazooSemaphore,
+  planQueue,
+  type ClientWatchTable,
+  type NodeSample,
+} from "../../agent/sources/zookeeper/queue";
+import {
+  DEFAULT_THRESHOLDS,
+  emptyParentsHazard,
+  herdHazard,
+  stuckCandidates,
+  zkHazards,
+} from "../../agent/sources/zookeeper/zk-hazards";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const seq = (n: number) => (n < 0 ? `-${String(-n).padStart(9, "0")}` : String(n).padStart(10, "0"));
@@ -16,7 +28,8 @@ const seeds = (n: number) => Array.from({ length: n }, (_, i) => node(`Lock${seq
 
 function table(byPath: Record<string, string[]>, hosts: string[] = [], complete = true): ClientWatchTable {
   const bySession = new Map<string, Set<string>>();
-  for (const [p, ss] of Object.entries(byPath)) for (const s of ss) bySession.set(s, (bySession.get(s) ?? new Set()).add(p));
+  for (const [p, ss] of Object.entries(byPath))
+    for (const s of ss) bySession.set(s, (bySession.get(s) ?? new Set()).add(p));
   return {
     byPath: new Map(Object.entries(byPath).map(([k, v]) => [k, new Set(v)])),
     bySession,
@@ -31,7 +44,11 @@ const codes = (h: Array<{ code: string }>) => h.map((x) => x.code).sort();
 describe("zkHazards", () => {
   it("a healthy queue has none", () => {
     const shape = planQueue("/p", seeds(3))!;
-    const t = table({ "/p/Lock0000000000": ["0x1001"], "/p/Lock0000000001": ["0x1002"] }, ["0x1000", "0x1001", "0x1002"]);
+    const t = table({ "/p/Lock0000000000": ["0x1001"], "/p/Lock0000000001": ["0x1002"] }, [
+      "0x1000",
+      "0x1001",
+      "0x1002",
+    ]);
     expect(zkHazards({ shape, table: t, nowMs: T0 + 5000 })).toEqual([]);
   });
 
@@ -44,7 +61,8 @@ describe("zkHazards", () => {
 
   it("long wait: only waiters beyond the threshold; the message does not change from poll to poll", () => {
     const shape = planQueue("/p", seeds(3))!;
-    const at = (ms: number) => zkHazards({ shape, table: null, nowMs: ms, thresholds: { ...DEFAULT_THRESHOLDS, longWaitMs: 10_000 } });
+    const at = (ms: number) =>
+      zkHazards({ shape, table: null, nowMs: ms, thresholds: { ...DEFAULT_THRESHOLDS, longWaitMs: 10_000 } });
     expect(at(T0 + 10_500)).toEqual([]);
     const later = at(T0 + 11_500);
     expect(later).toHaveLength(1);
@@ -54,7 +72,9 @@ describe("zkHazards", () => {
 
   it("holder session not connected anywhere (only when every server answered cons)", () => {
     const shape = planQueue("/p", seeds(2))!;
-    expect(codes(zkHazards({ shape, table: table({}, ["0x1001"]), nowMs: T0 }))).toEqual(["holder-session-disconnected"]);
+    expect(codes(zkHazards({ shape, table: table({}, ["0x1001"]), nowMs: T0 }))).toEqual([
+      "holder-session-disconnected",
+    ]);
     expect(zkHazards({ shape, table: table({}, ["0x1001"], false), nowMs: T0 })).toEqual([]);
   });
 
@@ -87,9 +107,15 @@ describe("herd", () => {
   const lock = (i: number) => node(`lock-${seq(i)}`, i, { data: Buffer.from("lock"), dataLength: 4 });
 
   it("inferred for zk-lock (waiters on the parent's children), from the threshold on", () => {
-    const five = planQueue("/locks/k", Array.from({ length: 6 }, (_, i) => lock(i)))!;
+    const five = planQueue(
+      "/locks/k",
+      Array.from({ length: 6 }, (_, i) => lock(i)),
+    )!;
     expect(herdHazard(five, null, 5)?.message).toContain("5 waiters watch the children of /locks/k");
-    const four = planQueue("/locks/k", Array.from({ length: 5 }, (_, i) => lock(i)))!;
+    const four = planQueue(
+      "/locks/k",
+      Array.from({ length: 5 }, (_, i) => lock(i)),
+    )!;
     expect(herdHazard(four, null, 5)).toBeNull();
   });
 
@@ -105,7 +131,10 @@ describe("herd", () => {
 
   it("observed: readers all waiting on one writer is by design", () => {
     const uuid = (n: number) => `3f2a9c4e-1b2d-4c3e-9f8a-${String(n).padStart(12, "0")}`;
-    const kids = [node(`_c_${uuid(0)}-__WRIT__${seq(0)}`, 0), ...[1, 2, 3, 4, 5].map((i) => node(`_c_${uuid(i)}-__READ__${seq(i)}`, i))];
+    const kids = [
+      node(`_c_${uuid(0)}-__WRIT__${seq(0)}`, 0),
+      ...[1, 2, 3, 4, 5].map((i) => node(`_c_${uuid(i)}-__READ__${seq(i)}`, i)),
+    ];
     const shape = planQueue("/rw", kids)!;
     const t = table({ [`/rw/_c_${uuid(0)}-__WRIT__${seq(0)}`]: ["0x1001", "0x1002", "0x1003", "0x1004", "0x1005"] });
     expect(herdHazard(shape, t, 5)).toBeNull();
@@ -113,7 +142,12 @@ describe("herd", () => {
 
   it("a semaphore's single acquirer on the leases is not a herd", () => {
     const uuid = (n: number) => `3f2a9c4e-1b2d-4c3e-9f8a-${String(n).padStart(12, "0")}`;
-    const shape = planCuratorSemaphore("/s", [node(`_c_${uuid(0)}-lease-${seq(0)}`, 0)], [node(`_c_${uuid(1)}-lock-${seq(0)}`, 1)], 1)!;
+    const shape = planCuratorSemaphore(
+      "/s",
+      [node(`_c_${uuid(0)}-lease-${seq(0)}`, 0)],
+      [node(`_c_${uuid(1)}-lock-${seq(0)}`, 1)],
+      1,
+    )!;
     expect(herdHazard(shape, null, 2)).toBeNull();
   });
 });
@@ -123,7 +157,9 @@ describe("stuckCandidates and the stuck-waiter hazard", () => {
 
   it("a waiter still watching its gone predecessor is a candidate", () => {
     const t = table({ "/p/Lock0000000001": ["0x1002"] });
-    expect([...stuckCandidates(shape, t)]).toEqual([["/p/Lock0000000002", "still watches Lock0000000001, which no longer exists, instead of Lock0000000000"]]);
+    expect([...stuckCandidates(shape, t)]).toEqual([
+      ["/p/Lock0000000002", "still watches Lock0000000001, which no longer exists, instead of Lock0000000000"],
+    ]);
   });
 
   it("a waiter watching nothing in the lock is a candidate", () => {
@@ -131,18 +167,25 @@ describe("stuckCandidates and the stuck-waiter hazard", () => {
   });
 
   it("a waiter that moved on to its new predecessor is fine", () => {
-    expect(stuckCandidates(shape, table({ "/p/Lock0000000000": ["0x1002"], "/p/Lock0000000001": ["0x1002"] })).size).toBe(0);
+    expect(
+      stuckCandidates(shape, table({ "/p/Lock0000000000": ["0x1002"], "/p/Lock0000000001": ["0x1002"] })).size,
+    ).toBe(0);
   });
 
   it("nothing is judged without a complete table, nor for waiters on children", () => {
     expect(stuckCandidates(shape, table({}, [], false)).size).toBe(0);
     expect(stuckCandidates(shape, null).size).toBe(0);
-    const herd = planQueue("/k", [0, 1].map((i) => node(`lock-${seq(i)}`, i, { data: Buffer.from("lock"), dataLength: 4 })))!;
+    const herd = planQueue(
+      "/k",
+      [0, 1].map((i) => node(`lock-${seq(i)}`, i, { data: Buffer.from("lock"), dataLength: 4 })),
+    )!;
     expect(stuckCandidates(herd, table({})).size).toBe(0);
   });
 
   it("is reported only after the grace period", () => {
-    const stuck = new Map([["/p/Lock0000000002", { forMs: 500, reason: "watches nothing in this lock: no event will wake it" }]]);
+    const stuck = new Map([
+      ["/p/Lock0000000002", { forMs: 500, reason: "watches nothing in this lock: no event will wake it" }],
+    ]);
     expect(zkHazards({ shape, table: null, nowMs: T0, stuck })).toEqual([]);
     stuck.get("/p/Lock0000000002")!.forMs = 2500;
     const [h] = zkHazards({ shape, table: null, nowMs: T0, stuck });

@@ -17,7 +17,14 @@ const HEX = (n: number) => n.toString(16).padStart(32, "0");
 const seq = (n: number) => (n < 0 ? `-${String(-n).padStart(9, "0")}` : String(n).padStart(10, "0"));
 
 function node(name: string, i: number, opts: Partial<NodeSample> = {}): NodeSample {
-  return { name, session: `0x${(0x1000 + i).toString(16)}`, ctimeMs: T0 + i * 1000, data: null, dataLength: 0, ...opts };
+  return {
+    name,
+    session: `0x${(0x1000 + i).toString(16)}`,
+    ctimeMs: T0 + i * 1000,
+    data: null,
+    dataLength: 0,
+    ...opts,
+  };
 }
 
 /** Roles and whom each waits for, in queue order: "holder" or "-> <name>". */
@@ -58,7 +65,12 @@ describe("planQueue: holders and whom each waiter watches", () => {
     const r = (i: number) => node(`${HEX(i)}__rlock__${seq(i)}`, i);
     const w = (i: number) => node(`${HEX(i)}__lock__${seq(i)}`, i);
     const got = summary([w(0), r(1), w(2), r(3)]);
-    expect(got.map(([, v]) => v)).toEqual(["holder", `-> ${HEX(0)}__lock__${seq(0)}`, `-> ${HEX(1)}__rlock__${seq(1)}`, `-> ${HEX(2)}__lock__${seq(2)}`]);
+    expect(got.map(([, v]) => v)).toEqual([
+      "holder",
+      `-> ${HEX(0)}__lock__${seq(0)}`,
+      `-> ${HEX(1)}__rlock__${seq(1)}`,
+      `-> ${HEX(2)}__lock__${seq(2)}`,
+    ]);
     const shape = planQueue("/p", [w(0), r(1)])!;
     expect(shape.contenders.map((c) => c.mode)).toEqual(["exclusive", "read"]);
   });
@@ -122,9 +134,14 @@ describe("semaphores", () => {
   });
 });
 
-const table = (byPath: Record<string, string[]>, hosts: Record<string, string> = {}, complete = true): ClientWatchTable => {
+const table = (
+  byPath: Record<string, string[]>,
+  hosts: Record<string, string> = {},
+  complete = true,
+): ClientWatchTable => {
   const bySession = new Map<string, Set<string>>();
-  for (const [p, ss] of Object.entries(byPath)) for (const s of ss) bySession.set(s, (bySession.get(s) ?? new Set()).add(p));
+  for (const [p, ss] of Object.entries(byPath))
+    for (const s of ss) bySession.set(s, (bySession.get(s) ?? new Set()).add(p));
   return {
     byPath: new Map(Object.entries(byPath).map(([k, v]) => [k, new Set(v)])),
     bySession,
@@ -190,7 +207,9 @@ describe("toObservedLock", () => {
 
   it("escapes hostile names and data and bounds them", () => {
     const evil = `\u202e<img src=x>${"x".repeat(5000)}-lock-${seq(0)}`;
-    const kids = [node(evil, 0, { data: Buffer.from([0, 1, 0xff, 0x1b, ...Buffer.from("A".repeat(5000))]), dataLength: 5004 })];
+    const kids = [
+      node(evil, 0, { data: Buffer.from([0, 1, 0xff, 0x1b, ...Buffer.from("A".repeat(5000))]), dataLength: 5004 }),
+    ];
     const lock = toObservedLock(planQueue("/p\u0007", kids)!, null, [], ctx);
     expect(lock.owner!.startsWith("\\u{202e}<img")).toBe(true);
     expect(lock.owner!.length).toBeLessThan(400);
@@ -211,7 +230,12 @@ describe("toObservedLock", () => {
   it("WriteLock: the session in the name is shown as hex; kazoo: the identifier", () => {
     const wl = toObservedLock(planQueue("/w", [node(`x-72057594037927936-${seq(0)}`, 0)])!, null, [], ctx);
     expect(wl.holder!.nameSession).toBe("0x100000000000000");
-    const kz = toObservedLock(planQueue("/k", [node(`${HEX(1)}__lock__${seq(0)}`, 0, { data: Buffer.from("worker-7"), dataLength: 8 })])!, null, [], ctx);
+    const kz = toObservedLock(
+      planQueue("/k", [node(`${HEX(1)}__lock__${seq(0)}`, 0, { data: Buffer.from("worker-7"), dataLength: 8 })])!,
+      null,
+      [],
+      ctx,
+    );
     expect(kz.holder).toMatchObject({ identifier: "worker-7", clientId: HEX(1) });
   });
 
