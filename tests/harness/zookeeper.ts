@@ -61,7 +61,11 @@ export function fourLetter(port: number, cmd: string, timeoutMs = 2000): Promise
 }
 
 /** A node-zookeeper-client session, resolved once connected. */
-export function connectClient(connectString: string, sessionTimeoutMs = 6000, extra: zookeeper.ClientOptions & { sessionId?: Buffer; sessionPassword?: Buffer } = {}): Promise<zookeeper.Client> {
+export function connectClient(
+  connectString: string,
+  sessionTimeoutMs = 6000,
+  extra: zookeeper.ClientOptions & { sessionId?: Buffer; sessionPassword?: Buffer } = {},
+): Promise<zookeeper.Client> {
   return new Promise((resolve, reject) => {
     const c = zookeeper.createClient(connectString, { sessionTimeout: sessionTimeoutMs, spinDelay: 200, ...extra });
     const timer = setTimeout(() => {
@@ -176,13 +180,33 @@ export function zkRemove(c: zookeeper.Client, path: string): Promise<void> {
 }
 
 /** exists() with a watch, as a waiter does on its predecessor; resolves with whether the node exists. */
-export function zkWatchExists(c: zookeeper.Client, path: string, onEvent: () => void = () => undefined): Promise<boolean> {
-  return new Promise((resolve, reject) => c.exists(path, () => onEvent(), (err, stat) => (err ? reject(err) : resolve(stat !== null))));
+export function zkWatchExists(
+  c: zookeeper.Client,
+  path: string,
+  onEvent: () => void = () => undefined,
+): Promise<boolean> {
+  return new Promise((resolve, reject) =>
+    c.exists(
+      path,
+      () => onEvent(),
+      (err, stat) => (err ? reject(err) : resolve(stat !== null)),
+    ),
+  );
 }
 
 /** getChildren() with a watch, as a zk-lock waiter does on the parent (the herd). */
-export function zkWatchChildren(c: zookeeper.Client, path: string, onEvent: () => void = () => undefined): Promise<string[]> {
-  return new Promise((resolve, reject) => c.getChildren(path, () => onEvent(), (err, children) => (err ? reject(err) : resolve(children))));
+export function zkWatchChildren(
+  c: zookeeper.Client,
+  path: string,
+  onEvent: () => void = () => undefined,
+): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    c.getChildren(
+      path,
+      () => onEvent(),
+      (err, children) => (err ? reject(err) : resolve(children)),
+    ),
+  );
 }
 
 export const CreateMode = zookeeper.CreateMode;
@@ -215,7 +239,8 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     inbound.on("error", drop).on("close", drop);
     outbound.on("error", drop).on("close", drop);
   });
-  const listen = () => new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
+  const listen = () =>
+    new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve()));
   const cut = async () => {
     await new Promise<void>((resolve) => {
       server.close(() => resolve());

@@ -7,7 +7,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
 import { longToHex, NodeZkPort } from "../../agent/sources/zookeeper/zk-client";
 import { loadZookeeperConfig } from "../../agent/sources/zookeeper/zk-config";
-import { createZookeeperSource, type ZookeeperFactoryDeps, type ZookeeperSourceHandle } from "../../agent/sources/zookeeper/zookeeper-source";
+import {
+  createZookeeperSource,
+  type ZookeeperFactoryDeps,
+  type ZookeeperSourceHandle,
+} from "../../agent/sources/zookeeper/zookeeper-source";
 import type { HazardThresholds } from "../../agent/sources/zookeeper/zk-hazards";
 import { waitFor } from "../harness/ports";
 import {
@@ -37,8 +41,18 @@ function source(
   lockPaths: string,
   opts: { thresholds?: Partial<HazardThresholds>; port?: ZookeeperFactoryDeps["port"]; onChange?: () => void } = {},
 ): ZookeeperSourceHandle {
-  const config = loadZookeeperConfig({ ZK_CONNECT: connect, ZK_LOCK_PATHS: lockPaths, ZK_SESSION_TIMEOUT_MS: "4000", ZK_REQUEST_TIMEOUT_MS: "2000" })!;
-  const deps: ZookeeperFactoryDeps = { agentId: "it-agent", newId: randomUUID, log: () => undefined, fourLetterMinIntervalMs: 0 };
+  const config = loadZookeeperConfig({
+    ZK_CONNECT: connect,
+    ZK_LOCK_PATHS: lockPaths,
+    ZK_SESSION_TIMEOUT_MS: "4000",
+    ZK_REQUEST_TIMEOUT_MS: "2000",
+  })!;
+  const deps: ZookeeperFactoryDeps = {
+    agentId: "it-agent",
+    newId: randomUUID,
+    log: () => undefined,
+    fourLetterMinIntervalMs: 0,
+  };
   if (opts.thresholds) deps.thresholds = opts.thresholds;
   if (opts.port) deps.port = opts.port;
   if (opts.onChange) deps.onChange = opts.onChange;
@@ -48,7 +62,12 @@ function source(
 }
 
 /** Polls the source until `done` holds (or the deadline passes), returning every event seen on the way. */
-async function pollUntil(h: ZookeeperSourceHandle, what: string, done: (h: ZookeeperSourceHandle) => boolean, timeoutMs = 10_000): Promise<LockEvent[]> {
+async function pollUntil(
+  h: ZookeeperSourceHandle,
+  what: string,
+  done: (h: ZookeeperSourceHandle) => boolean,
+  timeoutMs = 10_000,
+): Promise<LockEvent[]> {
   const events: LockEvent[] = [];
   await waitFor(
     what,
@@ -61,7 +80,8 @@ async function pollUntil(h: ZookeeperSourceHandle, what: string, done: (h: Zooke
   return events;
 }
 
-const lockAt = (h: ZookeeperSourceHandle, resource: string): Lock | undefined => h.locks().find((l) => l.resource === resource);
+const lockAt = (h: ZookeeperSourceHandle, resource: string): Lock | undefined =>
+  h.locks().find((l) => l.resource === resource);
 
 afterEach(async () => {
   await Promise.all(handles.splice(0).map((h) => h.close()));
@@ -94,10 +114,20 @@ describe("ZooKeeper with four-letter words allowed", () => {
     const h = source(zk.connect, root);
     expect(await h.whenConnected(10_000)).toBe(true);
 
-    const first = await pollUntil(h, "the lock with observed watches", (s) => lockAt(s, parent)?.zookeeper?.watchesObserved === true);
+    const first = await pollUntil(
+      h,
+      "the lock with observed watches",
+      (s) => lockAt(s, parent)?.zookeeper?.watchesObserved === true,
+    );
     expect(first.map((e) => [e.type, e.resource])).toEqual([["acquired", parent]]);
     const lock = lockAt(h, parent)!;
-    expect(lock).toMatchObject({ backend: "zookeeper", library: "seeds", rule: "seeds Lock<seq>", owner: base(nodes[0]!), ttlMs: null });
+    expect(lock).toMatchObject({
+      backend: "zookeeper",
+      library: "seeds",
+      rule: "seeds Lock<seq>",
+      owner: base(nodes[0]!),
+      ttlMs: null,
+    });
     expect(lock.holder).toMatchObject({ session: sessionOf(a), sequence: 0, contenders: 3 });
     expect(lock.holder!.clientAddress).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(lock.waiters.map((w) => w.owner)).toEqual([base(nodes[1]!), base(nodes[2]!)]);
@@ -112,14 +142,24 @@ describe("ZooKeeper with four-letter words allowed", () => {
 
     const closedAt = Date.now();
     a.close();
-    const events = await pollUntil(h, "the next waiter to hold", (s) => lockAt(s, parent)?.owner === base(nodes[1]!), 1000);
+    const events = await pollUntil(
+      h,
+      "the next waiter to hold",
+      (s) => lockAt(s, parent)?.owner === base(nodes[1]!),
+      1000,
+    );
     expect(Date.now() - closedAt).toBeLessThan(1000);
     expect(events).toEqual([
       expect.objectContaining({
         type: "owner-changed",
         owner: base(nodes[1]!),
         previousOwner: base(nodes[0]!),
-        detail: expect.objectContaining({ reason: "session-gone", previousSession: sessionOf(a), newSession: sessionOf(b), via: "watch" }),
+        detail: expect.objectContaining({
+          reason: "session-gone",
+          previousSession: sessionOf(a),
+          newSession: sessionOf(b),
+          via: "watch",
+        }),
       }),
     ]);
 
@@ -137,12 +177,20 @@ describe("ZooKeeper with four-letter words allowed", () => {
     const s = await Promise.all(Array.from({ length: 8 }, () => zk.client()));
     const [s0, s1, s2, s3] = s as [zookeeper.Client, zookeeper.Client, zookeeper.Client, zookeeper.Client];
     const ip = Buffer.from("127.0.0.1");
-    const mk = async (c: zookeeper.Client, path: string, data: Buffer | null = null, mode: number = EPHEMERAL_SEQUENTIAL) => {
+    const mk = async (
+      c: zookeeper.Client,
+      path: string,
+      data: Buffer | null = null,
+      mode: number = EPHEMERAL_SEQUENTIAL,
+    ) => {
       await zkMkdirp(s0, path.slice(0, path.lastIndexOf("/"))).catch(() => undefined);
       return base(await zkCreate(c, path, data, mode));
     };
     const [u0, u1, u2] = [uuid(), uuid(), uuid()];
-    const mutex = [await mk(s0, `${root}/curator/mutex/_c_${u0}-lock-`, ip), await mk(s1, `${root}/curator/mutex/_c_${u1}-lock-`, ip)];
+    const mutex = [
+      await mk(s0, `${root}/curator/mutex/_c_${u0}-lock-`, ip),
+      await mk(s1, `${root}/curator/mutex/_c_${u1}-lock-`, ip),
+    ];
     const rw = [
       await mk(s0, `${root}/curator/rw/_c_${u0}-__READ__`, ip),
       await mk(s1, `${root}/curator/rw/_c_${u1}-__WRIT__`, ip),
@@ -150,13 +198,23 @@ describe("ZooKeeper with four-letter words allowed", () => {
     ];
     await mk(s0, `${root}/curator/sem/leases/_c_${u0}-lease-`, ip);
     await mk(s1, `${root}/curator/sem/locks/_c_${u1}-lock-`, ip);
-    const latch = [await mk(s0, `${root}/curator/leader/_c_${u0}-latch-`, Buffer.from("node-a")), await mk(s1, `${root}/curator/leader/_c_${u1}-latch-`)];
+    const latch = [
+      await mk(s0, `${root}/curator/leader/_c_${u0}-latch-`, Buffer.from("node-a")),
+      await mk(s1, `${root}/curator/leader/_c_${u1}-latch-`),
+    ];
     const [k0, k1] = [hex32(), hex32()];
-    const kazoo = [await mk(s0, `${root}/kazoo/lock/${k0}__lock__`, Buffer.from("worker-1")), await mk(s1, `${root}/kazoo/lock/${k1}__rlock__`)];
+    const kazoo = [
+      await mk(s0, `${root}/kazoo/lock/${k0}__lock__`, Buffer.from("worker-1")),
+      await mk(s1, `${root}/kazoo/lock/${k1}__rlock__`),
+    ];
     await zkMkdirp(s0, `${root}/kazoo/pool`, Buffer.from("1"));
     await mk(s2, `${root}/kazoo/pool/${hex32()}`, Buffer.from("holder"), CreateMode.EPHEMERAL);
     await mk(s3, `${root}/kazoo/pool-__lock__/${hex32()}__lock__`);
-    const writeLock = await mk(s0, `${root}/zkrecipes/x-${s0.getSessionId().readBigInt64BE(0)}-`, Buffer.from([0x01, 0x02]));
+    const writeLock = await mk(
+      s0,
+      `${root}/zkrecipes/x-${s0.getSessionId().readBigInt64BE(0)}-`,
+      Buffer.from([0x01, 0x02]),
+    );
     await mk(s0, `${root}/docs/f81d4fae-lock-`);
     await mk(s0, `${root}/product-lock-42`, null, CreateMode.EPHEMERAL);
     await mk(s0, `${root}/gen/member_`);
@@ -170,7 +228,9 @@ describe("ZooKeeper with four-letter words allowed", () => {
     const h = source(zk.connect, root);
     await h.whenConnected(10_000);
     await pollUntil(h, "every lock discovered", (x) => x.locks().length === 12);
-    const got = Object.fromEntries(h.locks().map((l) => [l.resource.slice(root.length), [l.library, l.zookeeper!.recipe, l.owner]]));
+    const got = Object.fromEntries(
+      h.locks().map((l) => [l.resource.slice(root.length), [l.library, l.zookeeper!.recipe, l.owner]]),
+    );
     expect(got).toEqual({
       "/curator/mutex": ["curator", "curator-mutex", mutex[0]],
       "/curator/rw": ["curator", "curator-rwlock", rw[0]],
@@ -218,8 +278,12 @@ describe("ZooKeeper with four-letter words allowed", () => {
 
     const h = source(zk.connect, root, { thresholds: { stuckGraceMs: 200 } });
     await h.whenConnected(10_000);
-    await pollUntil(h, "the stuck-waiter hazard", (x) => (lockAt(x, parent)?.hazards ?? []).some((z) => z.code === "stuck-waiter"));
-    expect(lockAt(h, parent)!.hazards.find((z) => z.code === "stuck-waiter")!.message).toContain(`still watches ${base(nodes[1]!)}`);
+    await pollUntil(h, "the stuck-waiter hazard", (x) =>
+      (lockAt(x, parent)?.hazards ?? []).some((z) => z.code === "stuck-waiter"),
+    );
+    expect(lockAt(h, parent)!.hazards.find((z) => z.code === "stuck-waiter")!.message).toContain(
+      `still watches ${base(nodes[1]!)}`,
+    );
   });
 
   it("works below a chroot: paths are the application's, watches still matched", async () => {
@@ -227,7 +291,11 @@ describe("ZooKeeper with four-letter words allowed", () => {
     const { nodes } = await seedsContenders(`${chroot}/ParentLock`, 2);
     const h = source(`${zk.connect}${chroot}`, "/ParentLock");
     await h.whenConnected(10_000);
-    await pollUntil(h, "observed watches under the chroot", (x) => (lockAt(x, "/ParentLock")?.zookeeper?.contenders[0]?.watchedBy ?? []).length > 0);
+    await pollUntil(
+      h,
+      "observed watches under the chroot",
+      (x) => (lockAt(x, "/ParentLock")?.zookeeper?.contenders[0]?.watchedBy ?? []).length > 0,
+    );
     const lock = lockAt(h, "/ParentLock")!;
     expect(lock.owner).toBe(base(nodes[0]!));
     expect(lock.source).toBe(`zookeeper://${zk.connect}${chroot}`);
@@ -240,7 +308,11 @@ describe("ZooKeeper with four-letter words allowed", () => {
     await zkMkdirp(owner, parent);
     const created: string[] = [];
     for (let batch = 0; batch < 10; batch++) {
-      created.push(...(await Promise.all(Array.from({ length: 1000 }, () => zkCreate(owner, `${parent}/Lock`, null, EPHEMERAL_SEQUENTIAL)))));
+      created.push(
+        ...(await Promise.all(
+          Array.from({ length: 1000 }, () => zkCreate(owner, `${parent}/Lock`, null, EPHEMERAL_SEQUENTIAL)),
+        )),
+      );
     }
     const h = source(zk.connect, parent);
     await h.whenConnected(10_000);
@@ -265,7 +337,13 @@ describe("ZooKeeper with four-letter words allowed", () => {
     await seedsContenders(parent, 2);
     const proxy = await startTcpProxy(zk.port);
     try {
-      const port = new NodeZkPort({ connect: `127.0.0.1:${proxy.port}`, auth: null, sessionTimeoutMs: 4000, requestTimeoutMs: 2000, log: () => undefined });
+      const port = new NodeZkPort({
+        connect: `127.0.0.1:${proxy.port}`,
+        auth: null,
+        sessionTimeoutMs: 4000,
+        requestTimeoutMs: 2000,
+        log: () => undefined,
+      });
       let changes = 0;
       const h = source(`127.0.0.1:${proxy.port}`, root, { port, onChange: () => changes++ });
       await h.whenConnected(10_000);
@@ -284,7 +362,11 @@ describe("ZooKeeper with four-letter words allowed", () => {
       });
       await proxy.restore();
 
-      const during = await pollUntil(h, "a new session, up again", (x) => port.session() !== null && port.session() !== before && x.status().up);
+      const during = await pollUntil(
+        h,
+        "a new session, up again",
+        (x) => port.session() !== null && port.session() !== before && x.status().up,
+      );
       expect([...seen, ...during].filter((e) => e.type !== "acquired")).toEqual([]);
       expect(lockAt(h, parent)!.zookeeper!.contenders).toHaveLength(2);
 
