@@ -79,6 +79,13 @@ describe("not-replicated decision", () => {
     expect(later.get("a")).toEqual(sooner.get("a"));
   });
 
+  it("names a handful of replicas and counts the rest", () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ replica: `10.0.0.${i + 10}:6379`, missing: ["a"] }));
+    const [h] = afterPolls([many, many]).get("a")!;
+    expect(h!.message).toContain("35 more");
+    expect(h!.message.length).toBeLessThan(400);
+  });
+
   it("drops replicas that left and keeps counting the ones that stay", () => {
     const first = countMisses(new Map(), [
       { replica: R1, missing: ["a"] },

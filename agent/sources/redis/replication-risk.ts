@@ -15,6 +15,8 @@ export const REQUIRED_MISSES = 2;
 
 export const NOT_REPLICATED = "not-replicated";
 
+const MAX_NAMED = 5;
+
 /** replica address -> lock id -> consecutive polls the lock was missing there. */
 export type MissCounts = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
@@ -95,8 +97,12 @@ export function notReplicatedHazards(
   const out = new Map<string, Hazard[]>();
   for (const [id, replicas] of replicasById) {
     replicas.sort();
-    const named = replicas.map((r) => (unanswered.has(r) ? `${r} (which has not acknowledged it)` : r));
-    const where = named.length === 1 ? `replica ${named[0]}` : `replicas ${named.join(", ")}`;
+    // Named up to a handful: the message must stay short whatever the fleet (the contract caps text at 4 KiB).
+    const named = replicas
+      .slice(0, MAX_NAMED)
+      .map((r) => (unanswered.has(r) ? `${r} (which has not acknowledged it)` : r));
+    if (replicas.length > MAX_NAMED) named.push(`${replicas.length - MAX_NAMED} more`);
+    const where = replicas.length === 1 ? `replica ${named[0]}` : `replicas ${named.join(", ")}`;
     out.set(id, [
       {
         code: NOT_REPLICATED,
