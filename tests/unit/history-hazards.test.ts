@@ -4,7 +4,8 @@ import { LockTracker, type ObservedLock } from "../../agent/core/tracker";
 
 const OPTS = { maxHoldMs: 15 * 60_000, rememberMs: 5 * 60_000 };
 const T = 10_000_000;
-const codes = (h: HoldingHistory, ttl: number | null, now: number) => historyHazards(h, ttl, now, OPTS).map((x) => x.code);
+const codes = (h: HoldingHistory, ttl: number | null, now: number) =>
+  historyHazards(h, ttl, now, OPTS).map((x) => x.code);
 
 describe("historyHazards", () => {
   const cases: Array<[string, HoldingHistory, number | null, number, string[]]> = [
@@ -37,7 +38,13 @@ describe("historyHazards", () => {
       T + 20 * 60_000,
       ["zombie-renewal"],
     ],
-    ["held past the limit without renewals", { sinceMs: T, renewals: [], maxTtlMs: null }, null, T + 16 * 60_000, ["held-too-long"]],
+    [
+      "held past the limit without renewals",
+      { sinceMs: T, renewals: [], maxTtlMs: null },
+      null,
+      T + 16 * 60_000,
+      ["held-too-long"],
+    ],
     [
       "held more than ten leases",
       { sinceMs: T, renewals: [T + 50_000, T + 100_000], maxTtlMs: 10_000 },
