@@ -13,6 +13,7 @@ import { mb, seconds, sleep } from "./support/stats";
 import type { UiViewer } from "./support/ui-socket";
 
 const TARGET_MB = 200;
+const HEAP_CAP = "--max-old-space-size=128";
 /** Polls after the last lock was found, so the peak includes steady-state re-reads of every lock. */
 const STEADY_MS = 5000;
 
@@ -27,6 +28,10 @@ interface MemoryRun {
   agentPid: number | null;
   agentHwmKb: number | null;
   agentRssKb: number | null;
+  /** "dashboard did not acknowledge" lines in the agent's log: each one makes it resend a full snapshot. */
+  ackTimeouts: number;
+  /** The agent's last log lines when it did not get there. */
+  agentLogTail?: string;
   /** The tsx launcher process in front of the agent (not part of the agent's own footprint). */
   launcherHwmKb: number | null;
 }
@@ -51,7 +56,16 @@ async function memoryRun(
   try {
     log(`${label}: waiting for ${expected.toLocaleString("en")} locks tracked`);
     let toAllTrackedMs: number | null = null;
+    let nextReport = 10_000;
     while (performance.now() - started < 90_000) {
+      if (performance.now() - started > nextReport) {
+        const pid = scriptProcess(agent.process.pid!, "agent/main.ts");
+        const rss = pid === null ? null : memoryKb(pid).rssKb;
+        log(
+          `${label}: ${ctx.viewer.source(agentId, sourceId)?.locks ?? 0} locks at the viewer after ${nextReport / 1000} s, agent RSS ${mb(rss)}`,
+        );
+        nextReport += 10_000;
+      }
       if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
       if ((ctx.viewer.source(agentId, sourceId)?.locks ?? 0) >= expected) {
         toAllTrackedMs = performance.now() - started;
@@ -74,6 +88,8 @@ async function memoryRun(
       agentHwmKb: mem.hwmKb,
       agentRssKb: mem.rssKb,
       launcherHwmKb: agentPid === agent.process.pid ? null : memoryKb(agent.process.pid!).hwmKb,
+      ackTimeouts: agent.output().split("dashboard did not acknowledge").length - 1,
+      ...(toAllTrackedMs === null ? { agentLogTail: agent.output().slice(-3000) } : {}),
     };
   } finally {
     await stopAgent();
@@ -90,16 +106,31 @@ export async function measureAgentMemory(
   const runs = [
     await memoryRun(ctx, "default pacing", base, expected, log),
     await memoryRun(ctx, "unlimited budget", { ...base, MAX_KEY_VISITS_PER_SEC: "0" }, expected, log),
+    // Same as the first with V8's old space capped: how much of the peak is garbage V8 had not yet given back.
+    await memoryRun(
+      ctx,
+      `default pacing, NODE_OPTIONS=${HEAP_CAP}`,
+      { ...base, NODE_OPTIONS: HEAP_CAP },
+      expected,
+      log,
+    ),
   ];
-  const rows: Row[] = runs.map((r) => ({
-    measure: `Agent peak RSS (VmHWM), ${expected.toLocaleString("en")} locks tracked, ${r.label}`,
-    result:
-      r.toAllTrackedMs === null
-        ? `${mb(r.agentHwmKb)}, but only ${r.tracked} locks tracked after 90 s`
-        : `${mb(r.agentHwmKb)} (RSS now ${mb(r.agentRssKb)}; all tracked ${seconds(r.toAllTrackedMs)} after spawn)`,
-    target: `≤ ${TARGET_MB} MB`,
-    verdict: verdict(r.toAllTrackedMs !== null && r.agentHwmKb !== null && r.agentHwmKb / 1024 <= TARGET_MB),
-  }));
+  const rows: Row[] = runs.map((r) => {
+    const row: Row = {
+      measure: `Agent peak RSS (VmHWM), ${expected.toLocaleString("en")} locks tracked, ${r.label}`,
+      result:
+        r.toAllTrackedMs === null
+          ? `${mb(r.agentHwmKb)}, but only ${r.tracked} locks tracked after 90 s`
+          : `${mb(r.agentHwmKb)} (RSS now ${mb(r.agentRssKb)}; all tracked ${seconds(r.toAllTrackedMs)} after spawn)`,
+    };
+    // The capped run is a diagnosis, not the agent as shipped: the target applies to the default settings.
+    if (!r.env.NODE_OPTIONS) {
+      row.target = `≤ ${TARGET_MB} MB`;
+      row.verdict = verdict(r.toAllTrackedMs !== null && r.agentHwmKb !== null && r.agentHwmKb / 1024 <= TARGET_MB);
+    }
+    return row;
+  });
+  const timeouts = runs.filter((r) => r.ackTimeouts > 0);
   const launcher = runs.find((r) => r.launcherHwmKb !== null)?.launcherHwmKb ?? null;
   return {
     id: "memory",
@@ -110,6 +141,12 @@ export async function measureAgentMemory(
       `The agent process is started as \`npm run agent\` starts it (tsx agent/main.ts) and watches the 1,000,000-key server; VmHWM is read from /proc/<pid>/status of the node process that runs agent/main.ts, ${STEADY_MS / 1000} s after the dashboard reported every lock tracked, so the peak covers discovery, the first full snapshot to the dashboard and steady-state re-reads.`,
       `tsx runs the script in a child node process; the launcher in front of it (peak ${mb(launcher)}) is not counted. Running the agent with plain node and a loader would not need the launcher.`,
       "“All tracked” is measured at the viewer: it includes tsx start-up and compilation, connecting, the paced discovery and delivery of the locks to the dashboard.",
+      `The run with ${HEAP_CAP} shows how much of the default peak is heap V8 had not collected yet: each SCAN pass allocates a Buffer per key (1,000,000 here) and V8 grows its heap rather than collect harder while memory is plentiful.`,
+      ...(timeouts.length
+        ? [
+            `The dashboard did not acknowledge an agent update within the agent's 10 s (${timeouts.map((r) => `${r.label}: ${r.ackTimeouts}×`).join(", ")}); the agent then resends a full snapshot of every lock, which slows delivery and adds to its peak. The dashboard stores each new lock's "acquired" event and its hourly rollup before it acknowledges.`,
+          ]
+        : []),
     ],
     details: { runs },
   };

@@ -9,8 +9,9 @@ import type { RedisServer } from "../tests/harness/redis";
 import { startAgent, type Dashboard } from "../tests/harness/stack";
 import type { KeyspaceNotificationSupport } from "./support/agent-features";
 import type { Cleanup } from "./support/cleanup";
+import { memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
-import { epochMs, ms, p50p99, sleep, summarize, type Summary } from "./support/stats";
+import { epochMs, mb, ms, p50p99, sleep, summarize, type Summary } from "./support/stats";
 import type { UiViewer } from "./support/ui-socket";
 
 const LOCKS = 200;
@@ -36,6 +37,8 @@ interface RunResult {
   /** The agent's observation to the event on the viewer's socket: publish, agent → dashboard, store, broadcast. */
   delivery: Summary;
   observedBy: Record<string, number>;
+  /** Peak RSS of the agent process at the end of the run: the footprint with a few hundred locks. */
+  agentHwmKb: number | null;
 }
 
 async function latencyRun(
@@ -107,9 +110,11 @@ async function latencyRun(
       delivery.push(r.atMs - r.observedAtMs);
       observedBy[r.observedBy] = (observedBy[r.observedBy] ?? 0) + 1;
     }
+    const agentPid = scriptProcess(agent.process.pid!, "agent/main.ts");
     return {
       label,
       env,
+      agentHwmKb: agentPid === null ? null : memoryKb(agentPid).hwmKb,
       sent: setAt.size,
       received: endToEnd.length,
       endToEnd: summarize(endToEnd),
@@ -171,7 +176,7 @@ export async function measureEventLatency(
     "These servers are small, so every poll completes a SCAN pass. On a large keyspace a new key is found when the paced cursor reaches it (see the discovery section: up to one paced pass); keyspace notifications remove that wait.",
     ...runs.map(
       (r) =>
-        `${r.label}: SET → agent observation ${p50p99(r.toObservation, 0)}; observation → viewer ${p50p99(r.delivery, 0)}; events observed by ${Object.entries(
+        `${r.label}: SET → agent observation ${p50p99(r.toObservation, 0)}; observation → viewer ${p50p99(r.delivery, 0)}; agent peak RSS ${mb(r.agentHwmKb)}; events observed by ${Object.entries(
           r.observedBy,
         )
           .map(([k, v]) => `${k} ${v}`)

@@ -121,7 +121,7 @@ async function main(): Promise<number> {
         await dashboard.stop();
         dashboard.cleanup();
       });
-      const viewer = await connectViewer(dashboard.url, TOKENS.viewer);
+      const viewer = await connectViewer(dashboard.url, TOKENS.viewer, log);
       cleanup.add("viewer socket", () => viewer.close());
       const small = only.has("events") ? await startRedis() : null;
       if (small) cleanup.add("redis-server (events)", () => small.stop());

@@ -14,11 +14,18 @@ export interface UiViewer {
   close(): void;
 }
 
-export async function connectViewer(dashboardUrl: string, token: string): Promise<UiViewer> {
+export async function connectViewer(
+  dashboardUrl: string,
+  token: string,
+  log: (line: string) => void,
+): Promise<UiViewer> {
   const socket: Socket<ServerToUiEvents, UiToServerEvents> = io(`${dashboardUrl}${UI_NAMESPACE}`, {
     auth: { token },
     transports: ["websocket"],
-    reconnection: false,
+    // A dashboard busy with 10,000 locks may miss a ping: reconnect, and take the fresh locks:state it sends.
+    reconnection: true,
+    reconnectionDelay: 200,
+    reconnectionDelayMax: 1000,
   });
   const sources = new Map<string, SourceStatus>();
   const eventFns = new Set<(events: LockEvent[], atMs: number) => void>();
@@ -40,6 +47,7 @@ export async function connectViewer(dashboardUrl: string, token: string): Promis
     setSources(delta.sources);
     for (const fn of lockFns) fn(delta.upserts, at);
   });
+  socket.on("disconnect", (reason) => log(`viewer socket disconnected (${reason}); reconnecting`));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("no /ui connection within 10 s")), 10_000);
     socket.once("connect", () => {
