@@ -56,7 +56,8 @@ export function historyHazards(
     const gaps = h.renewals.slice(1).map((t, i) => t - h.renewals[i]!);
     const period = median(gaps);
     const silent = nowMs - h.renewals[h.renewals.length - 1]!;
-    if (period > 0 && silent > 2 * period + 1000 && ttlMs !== null) {
+    // Two missed renewals; the floor keeps one late poll from counting as silence.
+    if (period > 0 && silent > 2 * period + 200 && ttlMs !== null) {
       out.push({
         code: "renewals-stopped",
         severity: "warning",
