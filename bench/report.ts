@@ -86,7 +86,7 @@ export function renderMarkdown(r: RunReport): string {
     "| --- | --- | --- | --- |",
   ];
   r.sections.forEach((s, i) => {
-    out.push(`| **${i + 1}. ${s.title}** ${status(s) ? `(${cell(status(s))})` : ""} | | | |`);
+    out.push(`| **${i + 1}. ${s.title}**${status(s) ? ` (${cell(status(s))})` : ""} | | | |`);
     for (const row of s.rows) {
       out.push(`| ${cell(row.measure)} | ${cell(row.result)} | ${cell(row.target ?? "")} | ${row.verdict ?? ""} |`);
     }

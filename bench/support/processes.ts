@@ -2,6 +2,7 @@
  * Linux /proc reads for the bench: the process tree it started (tsx runs the real script in a child node process,
  * so the agent is a grandchild) and the peak resident set of one process.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
 /**
@@ -14,6 +15,35 @@ export function parseStatPpid(stat: string): number | null {
   const fields = stat.slice(end + 2).split(" ");
   const ppid = Number(fields[1]);
   return Number.isInteger(ppid) ? ppid : null;
+}
+
+/** utime + stime of /proc/<pid>/stat (fields 14 and 15), in clock ticks. */
+export function parseStatCpuTicks(stat: string): number | null {
+  const end = stat.lastIndexOf(")");
+  if (end === -1) return null;
+  const fields = stat.slice(end + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return Number.isFinite(ticks) ? ticks : null;
+}
+
+let clockTicks: number | null = null;
+/** Clock ticks per second (getconf CLK_TCK; 100 on Linux unless the kernel says otherwise). */
+function ticksPerSecond(): number {
+  if (clockTicks === null) {
+    try {
+      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8", timeout: 2000 }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** CPU seconds (user + system) a process has used so far, or null when it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  const stat = read(`/proc/${pid}/stat`);
+  const ticks = stat === null ? null : parseStatCpuTicks(stat);
+  return ticks === null ? null : ticks / ticksPerSecond();
 }
 
 /**

@@ -47,7 +47,9 @@ export async function connectViewer(
     setSources(delta.sources);
     for (const fn of lockFns) fn(delta.upserts, at);
   });
-  socket.on("disconnect", (reason) => log(`viewer socket disconnected (${reason}); reconnecting`));
+  socket.on("disconnect", (reason) => {
+    if (reason !== "io client disconnect") log(`viewer socket disconnected (${reason}); reconnecting`);
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("no /ui connection within 10 s")), 10_000);
     socket.once("connect", () => {
