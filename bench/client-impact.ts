@@ -82,6 +82,11 @@ export async function measureClientImpact(
     notes: [
       "The GET client is a separate Node process (bench/get-loop.ts) so that the agent's JavaScript never sits between its request and its timer; each GET is timed from send to reply, one at a time.",
       "On two cores redis-server, the agent and the GET client each want a whole core during the full scan: part of the p99 increase is CPU scheduling on the client side, not time spent waiting behind the agent's commands in Redis.",
+      ...(baseline.p50 > duringFull.p50
+        ? [
+            `The no-agent p50 (${ms(baseline.p50, 2)}) is above the p50 under load (${ms(duringFull.p50, 2)}): most likely because an idle vCPU of this VM sleeps between replies and takes longer to wake than a busy one. Compare the p99s, which are dominated by waiting.`,
+          ]
+        : []),
       "Redis runs one command at a time: a GET that arrives during a SCAN COUNT 1000 (under a millisecond of server time each, see the floor above) or during a 250-key sampling pipeline waits for it; that queueing is the part the agent's batch sizes bound.",
     ],
     details: {
