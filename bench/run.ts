@@ -10,6 +10,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import * as prettier from "prettier";
 import { startRedis } from "../tests/harness/redis";
 import { startDashboard, TOKENS } from "../tests/harness/stack";
 import { measureAgentMemory } from "./agent-memory";
@@ -52,11 +53,14 @@ function parseArgs(argv: string[]): { only: Set<SectionId>; updateDoc: boolean }
     if (arg === "--update-doc") updateDoc = true;
     else if (arg.startsWith("--only=")) {
       const wanted = arg.slice(7).split(",").filter(Boolean);
+      if (wanted.length === 0) throw new Error(`--only needs one or more of ${SECTIONS.join(",")}`);
       const unknown = wanted.filter((w) => !(SECTIONS as readonly string[]).includes(w));
       if (unknown.length) throw new Error(`unknown section ${unknown.join(", ")}; known: ${SECTIONS.join(", ")}`);
       only = new Set(wanted as SectionId[]);
     } else throw new Error(`unknown argument ${arg}; use --only=${SECTIONS.join(",")} and/or --update-doc`);
   }
+  // The document shows one complete run; a partial one would replace it with "skipped" rows.
+  if (updateDoc && only.size !== SECTIONS.length) throw new Error("--update-doc needs a full run (no --only)");
   return { only, updateDoc };
 }
 
@@ -161,7 +165,9 @@ async function main(): Promise<number> {
     const doc = spliceDoc(readFileSync(docPath, "utf8"), markdown);
     if (doc === null) log("BENCHMARKS.md has no results markers: not updated");
     else {
-      writeFileSync(docPath, doc);
+      // Formatted as `prettier --check .` in npm test expects.
+      const options = (await prettier.resolveConfig(docPath)) ?? {};
+      writeFileSync(docPath, await prettier.format(doc, { ...options, filepath: docPath }));
       log("updated the results section of BENCHMARKS.md");
     }
   }
