@@ -46,6 +46,9 @@ function log(line: string): void {
   process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${line}\n`);
 }
 
+/** A wrong command line: reported in one line, without a stack. */
+class UsageError extends Error {}
+
 function parseArgs(argv: string[]): { only: Set<SectionId>; updateDoc: boolean } {
   let only = new Set<SectionId>(SECTIONS);
   let updateDoc = false;
@@ -53,14 +56,14 @@ function parseArgs(argv: string[]): { only: Set<SectionId>; updateDoc: boolean }
     if (arg === "--update-doc") updateDoc = true;
     else if (arg.startsWith("--only=")) {
       const wanted = arg.slice(7).split(",").filter(Boolean);
-      if (wanted.length === 0) throw new Error(`--only needs one or more of ${SECTIONS.join(",")}`);
+      if (wanted.length === 0) throw new UsageError(`--only needs one or more of ${SECTIONS.join(",")}`);
       const unknown = wanted.filter((w) => !(SECTIONS as readonly string[]).includes(w));
-      if (unknown.length) throw new Error(`unknown section ${unknown.join(", ")}; known: ${SECTIONS.join(", ")}`);
+      if (unknown.length) throw new UsageError(`unknown section ${unknown.join(", ")}; known: ${SECTIONS.join(", ")}`);
       only = new Set(wanted as SectionId[]);
-    } else throw new Error(`unknown argument ${arg}; use --only=${SECTIONS.join(",")} and/or --update-doc`);
+    } else throw new UsageError(`unknown argument ${arg}; use --only=${SECTIONS.join(",")} and/or --update-doc`);
   }
   // The document shows one complete run; a partial one would replace it with "skipped" rows.
-  if (updateDoc && only.size !== SECTIONS.length) throw new Error("--update-doc needs a full run (no --only)");
+  if (updateDoc && only.size !== SECTIONS.length) throw new UsageError("--update-doc needs a full run (no --only)");
   return { only, updateDoc };
 }
 
@@ -187,6 +190,7 @@ watchdog.unref();
 main()
   .then((code) => process.exit(code))
   .catch((err: unknown) => {
-    log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (err instanceof UsageError) log(`npm run bench: ${err.message}`);
+    else log(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exit(1);
   });
