@@ -51,7 +51,9 @@ function escapeRegex(c: string): string {
   return c.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&");
 }
 
+/** All patterns as one regular expression: one test per scanned key instead of one per pattern. */
 export function compilePatterns(patterns: readonly string[]): (key: string) => boolean {
-  const regexes = patterns.map(compileGlob);
-  return (key) => regexes.some((r) => r.test(key));
+  if (patterns.length === 0) return () => false;
+  const one = new RegExp(patterns.map((p) => `(?:${compileGlob(p).source})`).join("|"));
+  return (key) => one.test(key);
 }

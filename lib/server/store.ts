@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { PrismaClient } from "../generated/prisma/client.ts";
+import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
@@ -121,20 +121,26 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
           const fresh = dedupe(chunk.filter((e) => !have.has(e.id)));
           if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
           freshAll.push(...fresh);
-          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count.
-          for (const r of rollup(fresh)) {
-            const { lockId, resource: _r, backend: _b, hour, holdMsMax, ...counts } = r;
-            await tx.resourceHour.upsert({
-              where: { lockId_hour: { lockId, hour } },
-              create: r,
-              update: Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, { increment: v }])),
-            });
-            if (holdMsMax > 0) {
-              await tx.resourceHour.updateMany({
-                where: { lockId, hour, holdMsMax: { lt: holdMsMax } },
-                data: { holdMsMax },
-              });
-            }
+          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count. One
+          // multi-row upsert per 50 rows: a first snapshot of 10,000 locks must not take longer than the agent's ack.
+          const rows = rollup(fresh);
+          for (let j = 0; j < rows.length; j += 50) {
+            const part = rows.slice(j, j + 50);
+            const values = Prisma.join(
+              part.map(
+                (r) =>
+                  Prisma.sql`(${r.lockId}, ${r.resource}, ${r.backend}, ${r.hour}, ${r.acquisitions}, ${r.releases}, ${r.expiries}, ${r.ownerChanges}, ${r.holdCount}, ${r.holdMsSum}, ${r.holdMsMax})`,
+              ),
+            );
+            await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax") VALUES ${values}
+              ON CONFLICT ("lockId", "hour") DO UPDATE SET
+                "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
+                "releases" = "ResourceHour"."releases" + excluded."releases",
+                "expiries" = "ResourceHour"."expiries" + excluded."expiries",
+                "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
+                "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
+                "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
+                "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
           }
         });
         stored.push(...chunk.map((e) => e.id));
