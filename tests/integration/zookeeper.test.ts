@@ -159,9 +159,12 @@ describe("ZooKeeper with four-letter words allowed", () => {
           previousSession: sessionOf(a),
           newSession: sessionOf(b),
           via: "watch",
+          waitedMs: expect.any(Number),
         }),
       }),
     ]);
+    // b queued before a closed: it waited at least that long (ZooKeeper's ctime, on this machine's clock).
+    expect(events[0]!.detail!.waitedMs as number).toBeGreaterThanOrEqual(Date.now() - closedAt - 50);
 
     // b releases the way a client does (delete its node): its session is alive, so the reason differs.
     await zkRemove(b, nodes[1]!);

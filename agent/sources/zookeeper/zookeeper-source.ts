@@ -885,7 +885,11 @@ export class ZookeeperSource implements WatchedSource {
       else if (this.table?.sessionsComplete && !this.table.hosts.has(prevHolder.session))
         detail.reason = "session-gone";
       else detail.reason = "node-deleted";
-      if (newHolder) detail.newSession = newHolder.session;
+      if (newHolder) {
+        detail.newSession = newHolder.session;
+        // How long the new holder queued (from its node's ctime): the wait-time distribution of the history view.
+        if (newHolder.ctimeMs > 0) detail.waitedMs = Math.max(0, Date.now() - newHolder.ctimeMs);
+      }
     }
     const left = before.contenders.filter((c) => c.role === "waiter" && !now.has(c.path)).length;
     if (left > 0) detail.waiterLeft = left;
