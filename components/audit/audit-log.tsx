@@ -101,6 +101,9 @@ export function AuditLog() {
                 </td>
                 <td className={`px-3 py-1.5 ${OUTCOME_CLASS[e.outcome] ?? "text-amber-300"}`} title={e.message ?? ""}>
                   {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
+                  {e.action !== "force-release" ? (
+                    <span className="block text-xs text-slate-500">{e.action}</span>
+                  ) : null}
                 </td>
                 <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={e.resource ?? e.lockId}>
                   {e.resource ?? e.lockId}

@@ -7,6 +7,7 @@ import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
+import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
 import { QueuePanel } from "../zookeeper/queue-panel";
 import type { ReleaseResult } from "@/lib/contract/release";
@@ -146,6 +147,10 @@ export function LockDetail({ id }: { id: string }) {
               <li key={`${w.owner}-${i}`} className="font-mono">
                 {i + 1}. {w.owner} {w.since ? <span className="text-slate-500">since {w.since}</span> : null}{" "}
                 {w.detail ? <span className="text-slate-500">{w.detail}</span> : null}
+                {/* Only Redisson fair-lock waiters past their deadline: a queue entry whose thread is gone. */}
+                {canRelease(session) && lock.library === "redisson" && w.detail?.includes("(passed)") ? (
+                  <PurgeWaiter lock={lock} waiter={w} onResult={setReleaseResult} />
+                ) : null}
               </li>
             ))}
           </ol>

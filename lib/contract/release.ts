@@ -38,6 +38,8 @@ export interface ReleaseCommand {
   dryRun: boolean;
   actor: string;
   reason: string;
+  /** Instead of releasing the lock: remove this dead waiter (as in Lock.waiters[].owner) from a fair lock's queue. */
+  purgeWaiter?: string;
 }
 
 /** Body of POST /api/locks/:id/release. */
@@ -48,6 +50,8 @@ export interface ReleaseRequestBody {
   dryRun?: boolean;
   /** Must equal the lock's resource for a real release: a typed confirmation. */
   confirm?: string;
+  /** Remove this dead waiter from a Redisson fair lock's queue instead of releasing the lock. */
+  purgeWaiter?: string;
 }
 
 export interface AuditEntryView {

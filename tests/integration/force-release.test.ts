@@ -96,6 +96,35 @@ describe("force-release of Redis locks", () => {
     await waitFor("Redisson unlock message published to waiters", () => messages.includes("0"));
   });
 
+  it("purges a dead waiter from a Redisson fair lock's queue, never a live one, and never the lock", async () => {
+    const c = redis.client();
+    const key = "fr:lock:fair";
+    const dead = "1f7c1d7e-0000-4000-8000-000000000002:31";
+    const alive = "1f7c1d7e-0000-4000-8000-000000000001:12";
+    await c.hset(key, "8743c9c0-0795-4907-87fd-6c719a6b4586:57", "1");
+    await c.pexpire(key, 60_000);
+    await c.rpush(`redisson_lock_queue:{${key}}`, dead, alive);
+    const now = Date.now();
+    await c.zadd(`redisson_lock_timeout:{${key}}`, now - 60_000, dead, now + 300_000, alive);
+    let lock = await seen(key);
+    await waitFor("both waiters shown", async () => {
+      lock = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === key)!;
+      return lock.waiters.length === 2;
+    });
+    const purge = (waiter: string) =>
+      release(lock.id, { expectedOwner: lock.owner, reason: "thread died", confirm: key, purgeWaiter: waiter });
+
+    const live = await purge(alive);
+    expect(((await live.json()) as ReleaseResult).outcome).toBe("refused");
+    const ok = await purge(dead);
+    expect(((await ok.json()) as ReleaseResult).outcome).toBe("released");
+    expect(await c.lrange(`redisson_lock_queue:{${key}}`, 0, -1)).toEqual([alive]);
+    expect(await c.zrange(`redisson_lock_timeout:{${key}}`, 0, -1)).toEqual([alive]);
+    expect(await c.exists(key)).toBe(1); // the lock itself is untouched
+    expect((await purge("not-a-waiter")).status).toBe(400);
+    expect((await audit())[0]).toMatchObject({ action: "purge-waiter", outcome: "rejected" });
+  });
+
   it("answers nothing-to-do for a lock already gone", async () => {
     const c = redis.client();
     const key = "fr:lock:gone";

@@ -79,6 +79,10 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
     return 1;
   }
 
+  async purgeFairWaiter(): Promise<number> {
+    return 0;
+  }
+
   async deleteIfHashField() {
     return 0;
   }

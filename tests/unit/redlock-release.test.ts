@@ -228,6 +228,10 @@ class FakeNode implements RedlockNodePort, RedisReleasePort {
     return 1;
   }
 
+  async purgeFairWaiter(): Promise<number> {
+    return 0;
+  }
+
   async deleteIfHashField(): Promise<number> {
     throw new Error("not used: string locks only");
   }

@@ -191,6 +191,7 @@ export function parseRunId(info: string): string {
 
 const COMPARE_AND_DELETE = loadLua("compare-and-delete");
 const DELETE_IF_HASH_FIELD = loadLua("delete-if-hash-field");
+const PURGE_FAIR_WAITER = loadLua("purge-fair-waiter");
 
 /** The operator's force-release, and nothing else, writes: each step is one atomic Lua script. */
 export class IoredisReleasePort implements RedisReleasePort {
@@ -204,6 +205,10 @@ export class IoredisReleasePort implements RedisReleasePort {
 
   async compareAndDelete(key: Buffer, token: Buffer) {
     return Number(await this.client.eval(COMPARE_AND_DELETE.lua, 1, key, token));
+  }
+
+  async purgeFairWaiter(queue: Buffer, timeouts: Buffer, entry: Buffer) {
+    return Number(await this.client.eval(PURGE_FAIR_WAITER.lua, 2, queue, timeouts, entry));
   }
 
   async deleteIfHashField(key: Buffer, field: Buffer, channel: string, message: string) {

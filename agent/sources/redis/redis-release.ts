@@ -11,6 +11,8 @@ export interface RedisReleasePort {
   fullString(key: Buffer, maxBytes: number): Promise<Buffer | null>;
   /** compare-and-delete-1.lua: 1 when deleted. */
   compareAndDelete(key: Buffer, token: Buffer): Promise<number>;
+  /** purge-fair-waiter-2.lua: 1 removed, 0 not queued, -1 refused (deadline not passed). */
+  purgeFairWaiter(queue: Buffer, timeouts: Buffer, entry: Buffer): Promise<number>;
   /** delete-if-hash-field-1.lua: 1 when deleted. */
   deleteIfHashField(key: Buffer, field: Buffer, channel: string, message: string): Promise<number>;
 }

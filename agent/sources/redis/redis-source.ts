@@ -17,6 +17,7 @@ import {
   withSubscriberHint,
   type Recognition,
 } from "./recognisers";
+import { LOCK_QUEUE, LOCK_TIMEOUT, prefixName } from "./recognisers/redisson-names";
 import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
 
@@ -342,6 +343,7 @@ export class RedisSource {
         output: none,
       };
     }
+    if (cmd.purgeWaiter !== undefined) return this.purgeWaiter(cmd, key, writer);
     try {
       const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
       const observed = this.observe(sample!, this.now());
@@ -391,6 +393,42 @@ export class RedisSource {
         result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] },
         output: none,
       };
+    }
+  }
+
+  /**
+   * Removes one dead waiter from a Redisson fair lock's queue (never the lock): only the exact queued entry the
+   * operator saw, and only once its deadline has passed by the server's clock (one Lua call). The next poll shows
+   * the shorter queue.
+   */
+  private async purgeWaiter(
+    cmd: ReleaseCommand,
+    key: Buffer,
+    writer: RedisReleasePort,
+  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const node = this.sourceId;
+    const answer = (outcome: ReleaseResult["outcome"], message: string, plan: string[] = []) => ({
+      result: { outcome, message, plan, perNode: [{ node, outcome }] },
+      output: none,
+    });
+    const name = key.toString("utf8");
+    const queueKey = Buffer.from(prefixName(LOCK_QUEUE, name), "utf8");
+    const timeoutKey = Buffer.from(prefixName(LOCK_TIMEOUT, name), "utf8");
+    try {
+      const [queue] = await this.port.sample([queueKey], ["list"], this.opts.valuePreviewBytes);
+      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter);
+      if (!entry) return answer("nothing-to-do", "that waiter is not queued any more");
+      const steps = [
+        `LREM ${escapeBytes(queueKey, 200)} ${cmd.purgeWaiter} and ZREM it from ${escapeBytes(timeoutKey, 200)} on ${node}, only if its deadline has passed`,
+      ];
+      if (cmd.dryRun) return answer("dry-run", "dry run: nothing removed", steps);
+      const n = await writer.purgeFairWaiter(queueKey, timeoutKey, entry);
+      if (n === 1) return answer("released", `waiter ${cmd.purgeWaiter} removed from the queue by ${cmd.actor}`, steps);
+      if (n === -1) return answer("refused", "its deadline has not passed: the waiter may still be alive", steps);
+      return answer("nothing-to-do", "that waiter left the queue before it could be removed", steps);
+    } catch (err) {
+      return answer("error", `purge failed on ${node}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 

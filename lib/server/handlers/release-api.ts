@@ -28,12 +28,13 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   }
   const lock = deps.live.lock(lockId);
   const dryRun = body?.dryRun === true;
+  const purgeWaiter = typeof body?.purgeWaiter === "string" ? body.purgeWaiter : undefined;
   const audit = async (result: ReleaseResult, observedOwner: string | null): Promise<void> => {
     const entry: NewAuditEntry = {
       actor: principal.name,
       role: principal.role,
       via: principal.via,
-      action: "force-release",
+      action: purgeWaiter !== undefined ? "purge-waiter" : "force-release",
       lockId,
       backend: lock?.backend ?? null,
       source: lock?.source ?? null,
@@ -78,6 +79,9 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   if (!dryRun && body.confirm !== lock.resource) {
     return reject(400, "type the resource name exactly to confirm a real release");
   }
+  if (purgeWaiter !== undefined && !lock.waiters.some((w) => w.owner === purgeWaiter)) {
+    return reject(400, "purgeWaiter is not a queued waiter of this lock");
+  }
   if (lock.owner !== body.expectedOwner) {
     const result: ReleaseResult = {
       outcome: "refused-owner-changed",
@@ -95,6 +99,7 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
     dryRun,
     actor: principal.name,
     reason: body.reason,
+    ...(purgeWaiter !== undefined ? { purgeWaiter } : {}),
   });
   await audit(result, body.expectedOwner);
   return { status: statusFor(result, lock), body: result };
