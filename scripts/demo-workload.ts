@@ -55,6 +55,7 @@ async function semaphoreWorker(name: string): Promise<never> {
  */
 async function redissonFairLock(name: string): Promise<never> {
   const client = randomUUID();
+  const otherJvm = `${randomUUID()}:12`;
   for (;;) {
     const now = Date.now();
     await redis
@@ -62,8 +63,8 @@ async function redissonFairLock(name: string): Promise<never> {
       .hset(name, `${client}:57`, "1")
       .pexpire(name, 30_000)
       .del(`redisson_lock_queue:{${name}}`, `redisson_lock_timeout:{${name}}`)
-      .rpush(`redisson_lock_queue:{${name}}`, `${client}:61`, `${randomUUID()}:12`)
-      .zadd(`redisson_lock_timeout:{${name}}`, now + 35_000, `${client}:61`, now + 40_000, `${randomUUID()}:12`)
+      .rpush(`redisson_lock_queue:{${name}}`, `${client}:61`, otherJvm)
+      .zadd(`redisson_lock_timeout:{${name}}`, now + 35_000, `${client}:61`, now + 40_000, otherJvm)
       .exec();
     await sleep(rand(8000, 15_000));
     await redis.del(name, `redisson_lock_queue:{${name}}`, `redisson_lock_timeout:{${name}}`);

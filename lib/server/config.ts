@@ -20,6 +20,8 @@ export interface DashboardConfig {
   releasesPerMinute: number;
   alertRules: AlertRulesConfig;
   webhooks: WebhookTarget[];
+  /** How long an alert's condition must stay clear before it resolves. */
+  alertResolveAfterMs: number;
   /** Where operators open the dashboard, for links in webhook messages. */
   publicUrl: string | null;
   retentionDays: number;
@@ -75,6 +77,7 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
         return u;
       }),
     ),
+    alertResolveAfterMs: readInt(env, "ALERT_RESOLVE_AFTER_MS", 30_000, 0, 86_400_000),
     publicUrl: env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null,
     retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),

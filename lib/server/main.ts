@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     rules: config.alertRules,
     webhooks: config.webhooks,
     publicUrl: config.publicUrl,
+    resolveAfterMs: config.alertResolveAfterMs,
   });
   const openByRule = new Map<string, number>();
   const metrics = new Metrics(live, () => openByRule);

@@ -12,7 +12,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const redlockNodes: RedisServer[] = [];
   for (let i = 0; i < 5; i++) redlockNodes.push(await startRedis());
   const zk = await startZookeeper();
-  const dashboard = await startDashboard({ ui: true });
+  const dashboard = await startDashboard({ ui: true, env: { ALERT_RESOLVE_AFTER_MS: "1000" } });
   const agent = startAgent(dashboard.url, {
     REDIS_URLS: redis.url,
     REDLOCK_NODES: redlockNodes.map((n) => n.url).join(","),

@@ -19,6 +19,8 @@ beforeAll(async () => {
     env: {
       ALERT_WEBHOOK_URLS: `${receiver.url}/generic,slack:${receiver.url}/slack`,
       PUBLIC_URL: "http://127.0.0.1:1",
+      // Resolve one second after the condition clears (30 s by default) so the test sees resolutions quickly.
+      ALERT_RESOLVE_AFTER_MS: "1000",
     },
   });
   agent = startAgent(dashboard.url, { REDIS_URLS: redis.url, HAZARD_MEMORY_MS: "4000" });

@@ -16,6 +16,8 @@ export interface AlertChanges {
  */
 export class AlertEngine {
   private running: Promise<AlertChanges> | null = null;
+  /** When each open alert's condition was last seen clear (alert key -> ms), for the resolve grace. */
+  private readonly clearSince = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -24,6 +26,8 @@ export class AlertEngine {
       rules: AlertRulesConfig;
       webhooks: readonly WebhookTarget[];
       publicUrl: string | null;
+      /** An alert resolves only after its condition has stayed clear this long, so a flapping lock is one alert. */
+      resolveAfterMs?: number;
       now?: () => number;
     },
   ) {}
@@ -88,7 +92,14 @@ export class AlertEngine {
       changes.raised.push(alert);
     }
     for (const a of open) {
-      if (active.has(a.key)) continue;
+      if (active.has(a.key)) {
+        this.clearSince.delete(a.key);
+        continue;
+      }
+      const since = this.clearSince.get(a.key) ?? now;
+      this.clearSince.set(a.key, since);
+      if (now - since < (this.deps.resolveAfterMs ?? 0)) continue;
+      this.clearSince.delete(a.key);
       const resolvedAt = new Date(now);
       const done = await store.resolveAlert(
         a.id,

@@ -1,0 +1,100 @@
+import { describe, expect, it } from "vitest";
+import type { AlertView } from "../../lib/contract/alerts";
+import type { Lock, SourceStatus } from "../../lib/contract/lock";
+import { AlertEngine } from "../../lib/server/alerts/alert-engine";
+import { DEFAULT_ALERT_RULES } from "../../lib/server/alerts/rules";
+import type { LiveState } from "../../lib/server/live-state";
+import type { HistoryStore, NewAlert, OutboxItem } from "../../lib/server/store";
+
+/** The two narrow pieces the engine reads and writes, faked: live locks and an in-memory alert table. */
+function setup() {
+  let locks: Lock[] = [];
+  const live = { locks: () => locks, sources: (): SourceStatus[] => [], lock: () => null } as unknown as LiveState;
+  const alerts: AlertView[] = [];
+  const outbox: OutboxItem[] = [];
+  const store = {
+    openAlerts: async () => alerts.filter((a) => a.state !== "resolved"),
+    listEvents: async () => [],
+    raiseAlert: async (a: NewAlert, ob: (id: string) => OutboxItem[]) => {
+      const view: AlertView = {
+        ...a,
+        id: `A${alerts.length + 1}`,
+        state: "open",
+        severity: a.severity as AlertView["severity"],
+        backend: a.backend as AlertView["backend"],
+        raisedAt: a.raisedAt.toISOString(),
+        ackedAt: null,
+        ackedBy: null,
+        resolvedAt: null,
+      };
+      alerts.push(view);
+      outbox.push(...ob(view.id));
+      return view;
+    },
+    resolveAlert: async (id: string, at: Date, ob: OutboxItem[]) => {
+      const a = alerts.find((x) => x.id === id)!;
+      a.state = "resolved";
+      a.resolvedAt = at.toISOString();
+      outbox.push(...ob);
+      return a;
+    },
+  } as unknown as HistoryStore;
+  let now = 1_000_000;
+  const engine = new AlertEngine({
+    live,
+    store,
+    rules: DEFAULT_ALERT_RULES,
+    webhooks: [{ url: "http://127.0.0.1:9/hook", format: "json" }],
+    publicUrl: null,
+    resolveAfterMs: 5000,
+    now: () => now,
+  });
+  return {
+    engine,
+    alerts,
+    outbox,
+    setLocks: (l: Lock[]) => (locks = l),
+    advance: (ms: number) => (now += ms),
+  };
+}
+
+const noTtl: Lock = {
+  id: "L1",
+  backend: "redis",
+  source: "s",
+  resource: "lock:x",
+  owner: "1",
+  library: "generic",
+  rule: "r",
+  ttlMs: null,
+  holder: null,
+  waiters: [],
+  since: new Date(1_000_000).toISOString(),
+  observedAt: new Date(1_000_000).toISOString(),
+  kind: "string",
+  valuePreview: "1",
+  hazards: [{ code: "no-ttl", severity: "critical", message: "never expires" }],
+  agentId: "a",
+};
+
+describe("AlertEngine", () => {
+  it("raises once per lock and rule, keeps it through a short flap, resolves after the grace", async () => {
+    const t = setup();
+    t.setLocks([noTtl]);
+    expect((await t.engine.evaluate()).raised.map((a) => a.rule)).toEqual(["no-ttl"]);
+    expect((await t.engine.evaluate()).raised).toEqual([]);
+    t.setLocks([]);
+    t.advance(1000);
+    expect((await t.engine.evaluate()).resolved).toEqual([]);
+    t.setLocks([noTtl]); // back within the grace: the same alert goes on
+    t.advance(1000);
+    expect(await t.engine.evaluate()).toEqual({ raised: [], resolved: [] });
+    t.setLocks([]);
+    t.advance(1000);
+    await t.engine.evaluate();
+    t.advance(5000);
+    expect((await t.engine.evaluate()).resolved.map((a) => a.id)).toEqual(["A1"]);
+    expect(t.alerts).toHaveLength(1);
+    expect(t.outbox.map((o) => o.kind)).toEqual(["raised", "resolved"]);
+  });
+});
