@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import type { AlertView, AlertsResponse } from "@/lib/contract/alerts";
 import { canRelease, postJson, useSession } from "../auth/session-provider";
 import { SEVERITY_CLASS } from "../locks/format";
+import { DataTable } from "../ui/data-table";
 import { useLiveLocks } from "../live/live-locks-provider";
 
 async function fetchAlerts(): Promise<AlertView[]> {
@@ -46,65 +47,53 @@ export function AlertsList() {
         Alerts <span className="text-sm font-normal text-slate-400">{openAlerts} open</span>
       </h1>
       {error ? <p className="mb-2 text-sm text-amber-300">{error}</p> : null}
-      <div className="overflow-x-auto rounded border border-slate-800">
-        <table className="w-full text-left text-sm" data-testid="alerts-table">
-          <thead className="bg-slate-900 text-xs uppercase tracking-wide text-slate-400">
-            <tr>
-              {["State", "Severity", "Rule", "Lock or source", "Message", "Raised", ""].map((h) => (
-                <th key={h} className="px-3 py-2 font-medium">
-                  {h}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-800/70">
-            {(alerts ?? []).map((a) => (
-              <tr key={a.id} data-testid="alert-row" data-state={a.state} data-rule={a.rule}>
-                <td className={`px-3 py-1.5 ${STATE_CLASS[a.state]}`}>
-                  {a.state}
-                  {a.ackedBy ? <span className="block text-xs text-slate-500">by {a.ackedBy}</span> : null}
-                </td>
-                <td className="px-3 py-1.5">
-                  <span className={`rounded px-1.5 py-0.5 text-xs ring-1 ring-inset ${SEVERITY_CLASS[a.severity]}`}>
-                    {a.severity}
-                  </span>
-                </td>
-                <td className="px-3 py-1.5 font-mono text-xs">{a.rule}</td>
-                <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={a.resource ?? a.source}>
-                  {a.lockId ? (
-                    <Link href={`/locks/${a.lockId}`} className="text-sky-300 hover:underline">
-                      {a.resource}
-                    </Link>
-                  ) : (
-                    a.source
-                  )}
-                </td>
-                <td className="max-w-md px-3 py-1.5 text-xs text-slate-300">{a.message}</td>
-                <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-                  {new Date(a.raisedAt).toLocaleString()}
-                  {a.resolvedAt ? (
-                    <span className="block">resolved {new Date(a.resolvedAt).toLocaleTimeString()}</span>
-                  ) : null}
-                </td>
-                <td className="px-3 py-1.5">
-                  {a.state === "open" && canRelease(session) ? (
-                    <button
-                      type="button"
-                      onClick={() => void ack(a.id)}
-                      className="rounded border border-slate-600 px-2 py-0.5 text-xs hover:bg-slate-800"
-                    >
-                      Acknowledge
-                    </button>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {alerts && alerts.length === 0 ? (
-          <p className="px-3 py-6 text-center text-sm text-slate-500">No alerts.</p>
-        ) : null}
-      </div>
+      <DataTable
+        columns={["State", "Severity", "Rule", "Lock or source", "Message", "Raised", ""]}
+        testId="alerts-table"
+        empty={alerts && alerts.length === 0 ? "No alerts." : null}
+      >
+        {(alerts ?? []).map((a) => (
+          <tr key={a.id} data-testid="alert-row" data-state={a.state} data-rule={a.rule}>
+            <td className={`px-3 py-1.5 ${STATE_CLASS[a.state]}`}>
+              {a.state}
+              {a.ackedBy ? <span className="block text-xs text-slate-500">by {a.ackedBy}</span> : null}
+            </td>
+            <td className="px-3 py-1.5">
+              <span className={`rounded px-1.5 py-0.5 text-xs ring-1 ring-inset ${SEVERITY_CLASS[a.severity]}`}>
+                {a.severity}
+              </span>
+            </td>
+            <td className="px-3 py-1.5 font-mono text-xs">{a.rule}</td>
+            <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={a.resource ?? a.source}>
+              {a.lockId ? (
+                <Link href={`/locks/${a.lockId}`} className="text-sky-300 hover:underline">
+                  {a.resource}
+                </Link>
+              ) : (
+                a.source
+              )}
+            </td>
+            <td className="max-w-md px-3 py-1.5 text-xs text-slate-300">{a.message}</td>
+            <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
+              {new Date(a.raisedAt).toLocaleString()}
+              {a.resolvedAt ? (
+                <span className="block">resolved {new Date(a.resolvedAt).toLocaleTimeString()}</span>
+              ) : null}
+            </td>
+            <td className="px-3 py-1.5">
+              {a.state === "open" && canRelease(session) ? (
+                <button
+                  type="button"
+                  onClick={() => void ack(a.id)}
+                  className="rounded border border-slate-600 px-2 py-0.5 text-xs hover:bg-slate-800"
+                >
+                  Acknowledge
+                </button>
+              ) : null}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

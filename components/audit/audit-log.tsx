@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import type { AuditEntryView } from "@/lib/contract/release";
 import { shorten } from "../locks/format";
+import { DataTable } from "../ui/data-table";
 import { OUTCOME_CLASS } from "../release/release-panel";
 
 const OUTCOMES = ["", "released", "dry-run", "nothing-to-do", "refused-owner-changed", "refused", "rejected", "error"];
@@ -76,51 +77,37 @@ export function AuditLog() {
         </a>
       </div>
       {error ? <p className="text-sm text-amber-300">{error}</p> : null}
-      <div className="overflow-x-auto rounded border border-slate-800">
-        <table className="w-full text-left text-sm" data-testid="audit-table">
-          <thead className="bg-slate-900 text-xs uppercase tracking-wide text-slate-400">
-            <tr>
-              {["Time", "Actor", "Outcome", "Resource", "Observed owner", "Reason", "Per node"].map((h) => (
-                <th key={h} className="px-3 py-2 font-medium">
-                  {h}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-800/70">
-            {(entries ?? []).map((e) => (
-              <tr key={e.id} data-testid="audit-row" data-outcome={e.outcome}>
-                <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-                  {new Date(e.at).toLocaleString()}
-                </td>
-                <td className="px-3 py-1.5">
-                  {e.actor}{" "}
-                  <span className="text-xs text-slate-500">
-                    ({e.role}, {e.via})
-                  </span>
-                </td>
-                <td className={`px-3 py-1.5 ${OUTCOME_CLASS[e.outcome] ?? "text-amber-300"}`} title={e.message ?? ""}>
-                  {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
-                  {e.action !== "force-release" ? (
-                    <span className="block text-xs text-slate-500">{e.action}</span>
-                  ) : null}
-                </td>
-                <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={e.resource ?? e.lockId}>
-                  {e.resource ?? e.lockId}
-                </td>
-                <td className="px-3 py-1.5 font-mono text-xs">{shorten(e.observedOwner, 24)}</td>
-                <td className="max-w-sm px-3 py-1.5 text-slate-300">{e.reason}</td>
-                <td className="px-3 py-1.5 text-xs text-slate-400">
-                  {e.perNode.map((n) => `${n.node}: ${n.outcome}`).join(", ")}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-        {entries && entries.length === 0 ? (
-          <p className="px-3 py-6 text-center text-sm text-slate-500">No entries.</p>
-        ) : null}
-      </div>
+      <DataTable
+        columns={["Time", "Actor", "Outcome", "Resource", "Observed owner", "Reason", "Per node"]}
+        testId="audit-table"
+        empty={entries && entries.length === 0 ? "No entries." : null}
+      >
+        {(entries ?? []).map((e) => (
+          <tr key={e.id} data-testid="audit-row" data-outcome={e.outcome}>
+            <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
+              {new Date(e.at).toLocaleString()}
+            </td>
+            <td className="px-3 py-1.5">
+              {e.actor}{" "}
+              <span className="text-xs text-slate-500">
+                ({e.role}, {e.via})
+              </span>
+            </td>
+            <td className={`px-3 py-1.5 ${OUTCOME_CLASS[e.outcome] ?? "text-amber-300"}`} title={e.message ?? ""}>
+              {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
+              {e.action !== "force-release" ? <span className="block text-xs text-slate-500">{e.action}</span> : null}
+            </td>
+            <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={e.resource ?? e.lockId}>
+              {e.resource ?? e.lockId}
+            </td>
+            <td className="px-3 py-1.5 font-mono text-xs">{shorten(e.observedOwner, 24)}</td>
+            <td className="max-w-sm px-3 py-1.5 text-slate-300">{e.reason}</td>
+            <td className="px-3 py-1.5 text-xs text-slate-400">
+              {e.perNode.map((n) => `${n.node}: ${n.outcome}`).join(", ")}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

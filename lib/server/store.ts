@@ -5,7 +5,13 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
-import { Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import {
+  Prisma,
+  PrismaClient,
+  type Alert as AlertRow,
+  type AuditEntry as AuditRow,
+  type Event as EventRow,
+} from "../generated/prisma/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
@@ -309,21 +315,7 @@ function toRow(e: LockEvent) {
   };
 }
 
-function fromRow(r: {
-  id: string;
-  agentId: string;
-  type: string;
-  lockId: string;
-  backend: string;
-  source: string;
-  resource: string;
-  owner: string | null;
-  previousOwner: string | null;
-  library: string | null;
-  ttlMs: number | null;
-  at: Date;
-  detail: string | null;
-}): LockEvent {
+function fromRow(r: EventRow): LockEvent {
   const e: LockEvent = {
     id: r.id,
     agentId: r.agentId,
@@ -348,25 +340,7 @@ function fromRow(r: {
   return e;
 }
 
-function auditFromRow(r: {
-  id: string;
-  at: Date;
-  actor: string;
-  role: string;
-  via: string;
-  action: string;
-  lockId: string;
-  backend: string | null;
-  source: string | null;
-  resource: string | null;
-  observedOwner: string | null;
-  reason: string;
-  dryRun: boolean;
-  outcome: string;
-  message: string | null;
-  perNode: string | null;
-  clientAddress: string | null;
-}): AuditEntryView {
+function auditFromRow(r: AuditRow): AuditEntryView {
   let perNode: ReleaseNodeResult[] = [];
   try {
     perNode = r.perNode ? (JSON.parse(r.perNode) as ReleaseNodeResult[]) : [];
@@ -386,23 +360,7 @@ async function addOutbox(tx: Tx, alertId: string, items: OutboxItem[]): Promise<
   });
 }
 
-function alertFromRow(r: {
-  id: string;
-  key: string;
-  rule: string;
-  severity: string;
-  state: string;
-  lockId: string | null;
-  backend: string | null;
-  source: string;
-  resource: string | null;
-  message: string;
-  evidence: string;
-  raisedAt: Date;
-  ackedAt: Date | null;
-  ackedBy: string | null;
-  resolvedAt: Date | null;
-}): AlertView {
+function alertFromRow(r: AlertRow): AlertView {
   let evidence: Record<string, unknown> = {};
   try {
     evidence = JSON.parse(r.evidence) as Record<string, unknown>;
