@@ -34,12 +34,14 @@ export function ReleasePanel({
   const [busy, setBusy] = useState(false);
   // The owner at the moment the panel opened: a change while it is open must not be released blindly.
   const [observedOwner, setObservedOwner] = useState(lock.owner);
+  const [observedSince, setObservedSince] = useState(lock.since);
 
   const call = async (dryRun: boolean) => {
     setBusy(true);
     try {
       const { body } = await postJson<ReleaseResult & { error?: string }>(session, `/api/locks/${lock.id}/release`, {
         expectedOwner: observedOwner,
+        expectedSince: observedSince,
         reason,
         dryRun,
         confirm,
@@ -60,6 +62,7 @@ export function ReleasePanel({
         type="button"
         onClick={() => {
           setObservedOwner(lock.owner);
+          setObservedSince(lock.since);
           setOpen(true);
         }}
         className="rounded border border-rose-500/50 px-3 py-1 text-sm text-rose-300 hover:bg-rose-500/10"
@@ -70,7 +73,7 @@ export function ReleasePanel({
   }
 
   const reasons = stalenessReasons(lock, heldMs);
-  const ownerChanged = lock.owner !== observedOwner;
+  const ownerChanged = lock.owner !== observedOwner || lock.since !== observedSince;
   const ready = reason.trim().length >= 3 && confirm === lock.resource && !busy && !ownerChanged;
   return (
     <section className="space-y-3 rounded border border-rose-500/40 bg-rose-950/20 p-4" data-testid="release-panel">

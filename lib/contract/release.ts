@@ -52,6 +52,11 @@ export interface ReleaseRequestBody {
   confirm?: string;
   /** Remove this dead waiter from a Redisson fair lock's queue instead of releasing the lock. */
   purgeWaiter?: string;
+  /**
+   * Lock.since as the operator saw it: a lock released and taken again by a holder with the same name (a
+   * re-created ZooKeeper node, a constant token) is a new holding, and is refused.
+   */
+  expectedSince?: string;
 }
 
 export interface AuditEntryView {

@@ -9,7 +9,8 @@ let dashboard: Dashboard;
 let agent: Proc;
 
 beforeAll(async () => {
-  ({ redis, dashboard, agent } = await startRedisStack());
+  // More release attempts than the default limit of 10 a minute happen in this file.
+  ({ redis, dashboard, agent } = await startRedisStack({ dashboardEnv: { RELEASES_PER_MINUTE: "100" } }));
 });
 
 afterAll(() => stopStack({ redis, dashboard, agent }));
@@ -123,6 +124,30 @@ describe("force-release of Redis locks", () => {
     expect(await c.exists(key)).toBe(1); // the lock itself is untouched
     expect((await purge("not-a-waiter")).status).toBe(400);
     expect((await audit())[0]).toMatchObject({ action: "purge-waiter", outcome: "rejected" });
+  });
+
+  it("refuses when the lock was released and taken again under the same owner name since the operator looked", async () => {
+    const c = redis.client();
+    const key = "fr:lock:same-name";
+    await c.set(key, "1");
+    const first = await seen(key);
+    await c.del(key);
+    await waitFor(
+      "released",
+      async () => !(await dashboard.get<LocksResponse>("/api/locks")).locks.some((l) => l.resource === key),
+    );
+    await c.set(key, "1");
+    const again = await seen(key);
+    expect(again.since).not.toBe(first.since);
+    const res = await release(again.id, {
+      expectedOwner: "1",
+      expectedSince: first.since,
+      reason: "stale",
+      confirm: key,
+    });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as ReleaseResult).message).toContain("taken again");
+    expect(await c.get(key)).toBe("1");
   });
 
   it("answers nothing-to-do for a lock already gone", async () => {

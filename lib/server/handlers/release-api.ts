@@ -82,10 +82,13 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   if (purgeWaiter !== undefined && !lock.waiters.some((w) => w.owner === purgeWaiter)) {
     return reject(400, "purgeWaiter is not a queued waiter of this lock");
   }
-  if (lock.owner !== body.expectedOwner) {
+  const sameHolding = body.expectedSince === undefined || body.expectedSince === lock.since;
+  if (lock.owner !== body.expectedOwner || !sameHolding) {
     const result: ReleaseResult = {
       outcome: "refused-owner-changed",
-      message: `the owner is now ${lock.owner ?? "unknown"}: nothing was deleted`,
+      message: sameHolding
+        ? `the owner is now ${lock.owner ?? "unknown"}: nothing was deleted`
+        : `the lock was released and taken again (since ${lock.since}) after you looked: nothing was deleted`,
       plan: [],
       perNode: [],
     };
