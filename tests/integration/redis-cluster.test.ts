@@ -6,7 +6,7 @@ import { parseRedisTarget } from "../../agent/config";
 import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
 import type { RedisServer } from "../harness/redis";
 import { startRedisCluster, type RedisClusterServers } from "../harness/redis-cluster";
-import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import { startAgent, startDashboard, waitFor, type Dashboard, type Proc, stopStack } from "../harness/stack";
 
 /** Three masters; one replica, of the first master (the one the failover test promotes). */
 let cluster: RedisClusterServers;
@@ -45,11 +45,7 @@ describe("a Redis Cluster through the agent process and the dashboard", () => {
   let dashboard: Dashboard;
   let agent: Proc;
 
-  afterAll(async () => {
-    await agent?.stop();
-    await dashboard?.stop();
-    dashboard?.cleanup();
-  });
+  afterAll(() => stopStack({ dashboard, agent }));
 
   it("watches every master from one seed and shows each lock with the master that serves its slot", async () => {
     dashboard = await startDashboard();

@@ -11,7 +11,7 @@ import { createRedisSources, type RedisSources } from "../../agent/sources/redis
 import { freePort } from "../harness/ports";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { replicationArgs } from "../harness/redis-cluster";
-import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import { startAgent, startDashboard, waitFor, type Dashboard, type Proc, stopStack } from "../harness/stack";
 
 /**
  * The replication link runs through this proxy, so a test can cut it while both servers keep answering clients:
@@ -246,11 +246,7 @@ describe("through the agent process and the dashboard", () => {
   let dashboard: Dashboard;
   let agent: Proc;
 
-  afterAll(async () => {
-    await agent?.stop();
-    await dashboard?.stop();
-    dashboard?.cleanup();
-  });
+  afterAll(() => stopStack({ dashboard, agent }));
 
   it("shows not-replicated on the lock in /api/locks within a few polls", async () => {
     dashboard = await startDashboard();

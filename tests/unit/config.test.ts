@@ -1,19 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LOCK_PATTERNS, loadAgentConfig } from "../../agent/config";
-import { ConfigError } from "../../lib/config/env";
+import { configError } from "../harness/config-error";
 import { loadDashboardConfig } from "../../lib/server/config";
 
 const base = { AGENT_TOKEN: "t".repeat(24) };
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("agent configuration", () => {
   it("uses the contract's defaults", () => {

@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadRedlockConfig } from "../../agent/sources/redlock/redlock-config";
-import { ConfigError } from "../../lib/config/env";
+import { configError } from "../harness/config-error";
 
 const three = "redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003";
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("loadRedlockConfig", () => {
   it("no REDLOCK_NODES and no file: no groups", () => {
