@@ -102,4 +102,7 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
 }
 
-void main();
+main().catch((err: unknown) => {
+  process.stderr.write(`lockscope agent: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
