@@ -58,31 +58,47 @@ function completeLines(text: string, truncated: boolean): string[] {
  * With no watches at all the whole answer is "\n".
  */
 export function parseWchc(text: string, truncated = false): FourLetterResult<Map<string, string[]>> {
-  const refused = fourLetterRefusal("wchc", text);
+  return parseWatchTable("wchc", text, truncated, {
+    head: (line) => (SESSION.test(line.trim()) ? line.trim() : null),
+    item: (rest) => (rest.startsWith("/") ? rest : null),
+  });
+}
+
+/**
+ * The shape wchc and wchp share: a head line (a session, or a path) and the tab-indented lines under it. Lines that
+ * fit neither are counted as skipped; a table with no head at all but skipped lines is malformed.
+ */
+function parseWatchTable(
+  cmd: FourLetterWord,
+  text: string,
+  truncated: boolean,
+  parse: { head: (line: string) => string | null; item: (rest: string) => string | null },
+): FourLetterResult<Map<string, string[]>> {
+  const refused = fourLetterRefusal(cmd, text);
   if (refused) return { ok: false, ...refused };
-  if (text === "") return { ok: false, reason: "empty", message: "wchc: no answer" };
+  if (text === "") return { ok: false, reason: "empty", message: `${cmd}: no answer` };
   const out = new Map<string, string[]>();
   let current: string[] | null = null;
   let skipped = 0;
   for (const line of completeLines(text, truncated)) {
     if (line === "") continue;
     if (line.startsWith("\t")) {
-      const path = line.slice(1);
-      if (current && path.startsWith("/")) current.push(path);
+      const item = parse.item(line.slice(1));
+      if (current && item !== null) current.push(item);
       else skipped++;
       continue;
     }
-    const s = line.trim();
-    if (SESSION.test(s)) {
-      current = out.get(s) ?? [];
-      out.set(s, current);
+    const head = parse.head(line);
+    if (head !== null) {
+      current = out.get(head) ?? [];
+      out.set(head, current);
     } else {
       current = null;
       skipped++;
     }
   }
   if (out.size === 0 && skipped > 0)
-    return { ok: false, reason: "malformed", message: "wchc: output not in the expected format" };
+    return { ok: false, reason: "malformed", message: `${cmd}: output not in the expected format` };
   return { ok: true, value: out, skipped };
 }
 
@@ -97,31 +113,10 @@ export function parseWchc(text: string, truncated = false): FourLetterResult<Map
  *   <empty line>
  */
 export function parseWchp(text: string, truncated = false): FourLetterResult<Map<string, string[]>> {
-  const refused = fourLetterRefusal("wchp", text);
-  if (refused) return { ok: false, ...refused };
-  if (text === "") return { ok: false, reason: "empty", message: "wchp: no answer" };
-  const out = new Map<string, string[]>();
-  let current: string[] | null = null;
-  let skipped = 0;
-  for (const line of completeLines(text, truncated)) {
-    if (line === "") continue;
-    if (line.startsWith("\t")) {
-      const s = line.slice(1).trim();
-      if (current && SESSION.test(s)) current.push(s);
-      else skipped++;
-      continue;
-    }
-    if (line.startsWith("/")) {
-      current = out.get(line) ?? [];
-      out.set(line, current);
-    } else {
-      current = null;
-      skipped++;
-    }
-  }
-  if (out.size === 0 && skipped > 0)
-    return { ok: false, reason: "malformed", message: "wchp: output not in the expected format" };
-  return { ok: true, value: out, skipped };
+  return parseWatchTable("wchp", text, truncated, {
+    head: (line) => (line.startsWith("/") ? line : null),
+    item: (rest) => (SESSION.test(rest.trim()) ? rest.trim() : null),
+  });
 }
 
 export interface ConnectionInfo {
