@@ -9,6 +9,7 @@ import { QuorumBadge } from "../redlock/quorum-badge";
 import { formatDuration, remainingTtl, shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { TtlCell } from "./ttl-cell";
+import { HazardsOnlyToggle, SearchFilter } from "../ui/list-filters";
 
 type SortKey = "resource" | "backend" | "source" | "owner" | "library" | "ttl" | "held" | "waiters";
 
@@ -75,13 +76,11 @@ export function LocksTable() {
             {filtered.length}
           </span>
         </h1>
-        <input
-          type="search"
+        <SearchFilter
           value={query}
-          onChange={(e) => setQuery(e.target.value)}
+          onChange={setQuery}
           placeholder="Filter by resource, owner, source, library"
-          aria-label="Filter locks"
-          className="w-80 rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm placeholder:text-slate-500 focus:border-amber-400 focus:outline-none"
+          label="Filter locks"
         />
         <select
           value={backend}
@@ -94,10 +93,7 @@ export function LocksTable() {
           <option value="redlock">Redlock</option>
           <option value="zookeeper">ZooKeeper</option>
         </select>
-        <label className="flex items-center gap-1.5 text-sm text-slate-400">
-          <input type="checkbox" checked={hazardsOnly} onChange={(e) => setHazardsOnly(e.target.checked)} />
-          hazards only
-        </label>
+        <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />
       </div>
       <div className="overflow-x-auto rounded border border-slate-800">
         <table className="w-full text-left text-sm" data-testid="locks-table">

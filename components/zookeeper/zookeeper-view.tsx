@@ -8,6 +8,7 @@ import { SEVERITY_CLASS } from "../locks/format";
 import { HazardBadges } from "../locks/hazard-badges";
 import { compareParents, matchesFilter, queueLength } from "./chain-model";
 import { WaitChain } from "./wait-chain";
+import { HazardsOnlyToggle, SearchFilter } from "../ui/list-filters";
 
 const PARENTS_STEP = 50;
 
@@ -123,18 +124,13 @@ export function ZookeeperView() {
             {parents.length}
           </span>
         </h1>
-        <input
-          type="search"
+        <SearchFilter
           value={query}
-          onChange={(e) => setQuery(e.target.value)}
+          onChange={setQuery}
           placeholder="Filter by path, node, session, host"
-          aria-label="Filter lock parents"
-          className="w-80 rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm placeholder:text-slate-500 focus:border-amber-400 focus:outline-none"
+          label="Filter lock parents"
         />
-        <label className="flex items-center gap-1.5 text-sm text-slate-400">
-          <input type="checkbox" checked={hazardsOnly} onChange={(e) => setHazardsOnly(e.target.checked)} />
-          hazards only
-        </label>
+        <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />
         <span className="ml-auto flex items-center gap-3 text-[11px] text-slate-400" aria-label="Legend">
           <span className="flex items-center gap-1">
             <span className="inline-block w-6 border-t-2 border-solid border-emerald-400" /> observed watch
