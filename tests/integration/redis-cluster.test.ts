@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HealthResponse, LocksResponse } from "../../lib/contract/api";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
-import { parseRedisTarget } from "../../agent/config";
-import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
+import type { RedisSources } from "../../agent/sources/redis/redis-sources";
+import { inProcessRedisSources } from "../harness/in-process-sources";
 import type { RedisServer } from "../harness/redis";
 import { startRedisCluster, type RedisClusterServers } from "../harness/redis-cluster";
 import { startAgent, startDashboard, waitFor, type Dashboard, type Proc, stopStack } from "../harness/stack";
@@ -83,22 +82,7 @@ describe("a Redis Cluster watched in process (statuses, nodes and a failover)", 
   const statuses = () => redis.sources[0]!.statuses!();
 
   beforeAll(async () => {
-    redis = createRedisSources([parseRedisTarget("REDIS_URLS", cluster.seedUrl)], {
-      agentId: "it-cluster",
-      newId: randomUUID,
-      log: () => undefined,
-      lockPatterns: ["*lock*"],
-      scanCount: 1000,
-      visitBudgetPerPoll: 0,
-      valuePreviewBytes: 64,
-      maxHoldMs: 0,
-      commandTimeoutMs: 500,
-      keyspaceNotifications: "off",
-      replicaCheck: true,
-      addressMap: new Map(),
-      clusterRefreshMs: 1000,
-      push: () => undefined,
-    });
+    redis = inProcessRedisSources(cluster.seedUrl, "it-cluster");
     await redis.ready;
   });
 

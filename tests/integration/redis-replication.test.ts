@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,8 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocksResponse } from "../../lib/contract/api";
 import type { Lock, LockEvent, NodeStatus } from "../../lib/contract/lock";
-import { parseRedisTarget } from "../../agent/config";
-import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
+import type { RedisSources } from "../../agent/sources/redis/redis-sources";
+import { inProcessRedisSources } from "../harness/in-process-sources";
 import { freePort } from "../harness/ports";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { replicationArgs } from "../harness/redis-cluster";
@@ -85,22 +84,7 @@ function tempDir(name: string): string {
 
 /** The agent's Redis sources in this process, against real servers; every poll's events are kept. */
 function watch(url: string): { sources: RedisSources; events: LockEvent[]; poll(): Promise<void>; locks(): Lock[] } {
-  const sources = createRedisSources([parseRedisTarget("REDIS_URLS", url)], {
-    agentId: "it-replication",
-    newId: randomUUID,
-    log: () => undefined,
-    lockPatterns: ["*lock*"],
-    scanCount: 1000,
-    visitBudgetPerPoll: 0,
-    valuePreviewBytes: 64,
-    maxHoldMs: 0,
-    commandTimeoutMs: 500,
-    keyspaceNotifications: "off",
-    replicaCheck: true,
-    addressMap: new Map(),
-    clusterRefreshMs: 1000,
-    push: () => undefined,
-  });
+  const sources = inProcessRedisSources(url, "it-replication");
   const events: LockEvent[] = [];
   const source = sources.sources[0]!;
   return {
