@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { T0, UUID, node, seq } from "./zk-fixtures";
 import type { Hazard, Lock } from "../../lib/contract/lock";
 import {
   planQueue,
@@ -16,14 +17,7 @@ import {
   queueLength,
 } from "../../components/zookeeper/chain-model";
 
-const T0 = Date.parse("2026-01-01T00:00:00Z");
-const seq = (n: number) => String(n).padStart(10, "0");
-const UUID = (n: number) => `3f2a9c4e-1b2d-4c3e-9f8a-${String(n).padStart(12, "0")}`;
 const sess = (i: number) => `0x${(0x1000 + i).toString(16)}`;
-
-function node(name: string, i: number, opts: Partial<NodeSample> = {}): NodeSample {
-  return { name, session: sess(i), ctimeMs: T0 + i * 1000, data: null, dataLength: 0, ...opts };
-}
 
 /** A watch table as wchp and cons would give it: path -> sessions, and every session's address. */
 function table(watches: Record<string, number[]>, sessions: number[]): ClientWatchTable {

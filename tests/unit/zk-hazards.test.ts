@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { T0, node, seq } from "./zk-fixtures";
 import {
   planCuratorSemaphore,
   planKazooSemaphore,
   planQueue,
   type ClientWatchTable,
-  type NodeSample,
 } from "../../agent/sources/zookeeper/queue";
 import {
   DEFAULT_THRESHOLDS,
@@ -14,16 +14,6 @@ import {
   zkHazards,
 } from "../../agent/sources/zookeeper/zk-hazards";
 
-const T0 = Date.parse("2026-01-01T00:00:00Z");
-const seq = (n: number) => (n < 0 ? `-${String(-n).padStart(9, "0")}` : String(n).padStart(10, "0"));
-const node = (name: string, i: number, o: Partial<NodeSample> = {}): NodeSample => ({
-  name,
-  session: `0x${(0x1000 + i).toString(16)}`,
-  ctimeMs: T0 + i * 1000,
-  data: null,
-  dataLength: 0,
-  ...o,
-});
 const seeds = (n: number) => Array.from({ length: n }, (_, i) => node(`Lock${seq(i)}`, i));
 
 function table(byPath: Record<string, string[]>, hosts: string[] = [], complete = true): ClientWatchTable {

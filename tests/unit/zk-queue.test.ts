@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { HEX, T0, UUID, node, seq } from "./zk-fixtures";
 import { lockSchema } from "../../lib/contract/validate";
 import {
   buildZkView,
@@ -10,22 +11,6 @@ import {
   type ClientWatchTable,
   type NodeSample,
 } from "../../agent/sources/zookeeper/queue";
-
-const T0 = Date.parse("2026-01-01T00:00:00Z");
-const UUID = (n: number) => `3f2a9c4e-1b2d-4c3e-9f8a-${String(n).padStart(12, "0")}`;
-const HEX = (n: number) => n.toString(16).padStart(32, "0");
-const seq = (n: number) => (n < 0 ? `-${String(-n).padStart(9, "0")}` : String(n).padStart(10, "0"));
-
-function node(name: string, i: number, opts: Partial<NodeSample> = {}): NodeSample {
-  return {
-    name,
-    session: `0x${(0x1000 + i).toString(16)}`,
-    ctimeMs: T0 + i * 1000,
-    data: null,
-    dataLength: 0,
-    ...opts,
-  };
-}
 
 /** Roles and whom each waits for, in queue order: "holder" or "-> <name>". */
 function summary(children: NodeSample[], parent = "/p"): Array<[string, string]> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { T0, UUID, node, seq } from "./zk-fixtures";
 import type { Lock } from "../../lib/contract/lock";
 import type { ReleaseCommand } from "../../lib/contract/release";
 import {
@@ -18,21 +19,7 @@ import {
 } from "../../agent/sources/zookeeper/zk-release";
 import type { ZkStat } from "../../agent/sources/zookeeper/zk-port";
 
-const T0 = Date.parse("2026-01-01T00:00:00Z");
 const SOURCE = "zookeeper://127.0.0.1:2181";
-const seq = (n: number) => String(n).padStart(10, "0");
-const UUID = (n: number) => `3f2a9c4e-1b2d-4c3e-9f8a-${String(n).padStart(12, "0")}`;
-
-function node(name: string, i: number, opts: Partial<NodeSample> = {}): NodeSample {
-  return {
-    name,
-    session: `0x${(0x1000 + i).toString(16)}`,
-    ctimeMs: T0 + i * 1000,
-    data: null,
-    dataLength: 0,
-    ...opts,
-  };
-}
 
 /** The stat ZooKeeper would return for the shape's holder right now. */
 function statOf(shape: LockShape, over: Partial<ZkStat> = {}): ZkStat {
