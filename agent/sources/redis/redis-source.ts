@@ -62,6 +62,8 @@ const NO_TTL_BY_DESIGN = new Set([RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITE
 interface KnownKey {
   key: Buffer;
   type: string;
+  /** The lock id, hashed once when the key is first sampled rather than on every poll. */
+  id?: string;
 }
 
 /**
@@ -234,7 +236,7 @@ export class RedisSource {
     observedBy: "poll" | "notification",
     failoverFrom: string | null = null,
   ): Promise<TrackerOutput> {
-    const sampled: Array<{ s: KeySample; text: string; at: number }> = [];
+    const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
@@ -247,7 +249,7 @@ export class RedisSource {
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
-        const id = this.idOf(s.key);
+        const id = batch[j]!.id ?? this.idOf(s.key);
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
           this.keysById.delete(id);
@@ -259,9 +261,9 @@ export class RedisSource {
           if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
-        this.known.set(k, { key: s.key, type: s.type });
+        this.known.set(k, { key: s.key, type: s.type, id });
         this.keysById.set(id, s.key);
-        sampled.push({ s, text: s.key.toString("utf8"), at });
+        sampled.push({ s, text: s.key.toString("utf8"), at, id });
       });
     }
 
@@ -272,7 +274,7 @@ export class RedisSource {
     const folded: string[] = [];
     for (const x of sampled) {
       const owner = companionOwner(x.text);
-      if (owner !== null && related.has(owner)) folded.push(this.idOf(x.s.key));
+      if (owner !== null && related.has(owner)) folded.push(x.id);
       else locks.push(x);
     }
     const wanted = new Set<string>();
@@ -298,7 +300,7 @@ export class RedisSource {
         numsub.set(k, v);
     }
     const built = recognised.map(({ x, rec }) => ({
-      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at),
+      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id),
       key: x.s.key,
       observedAtMs: x.at,
     }));
@@ -437,10 +439,10 @@ export class RedisSource {
     return this.build(s, recognise(s, atMs), atMs);
   }
 
-  private build(s: KeySample, rec: Recognition, atMs: number): ObservedLock {
+  private build(s: KeySample, rec: Recognition, atMs: number, id = this.idOf(s.key)): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
     return {
-      id: this.idOf(s.key),
+      id,
       backend: "redis",
       source: this.sourceId,
       resource: escapeBytes(s.key, 512),
