@@ -34,6 +34,12 @@ export interface Lock {
   resource: string;
   /** Holder's token / field / node name, escaped; null when unknown. */
   owner: string | null;
+  /**
+   * The exact holding, not its display form: `sha1:<hex>` of the raw holder identity (the whole string value, the
+   * Redisson holder field, the Redlock token, the ZooKeeper node's creation zxid and session). A force-release is
+   * guarded by it, since `owner` may be cut or escaped. Absent when the agent could not compute it.
+   */
+  ownerFingerprint?: string;
   /** Recognised client library: "redisson", "node-redlock", ..., or "generic". */
   library: string;
   /** Which recogniser rule matched, so an operator can see why the library was chosen. */

@@ -35,6 +35,8 @@ export interface ReleaseCommand {
   lockId: string;
   /** The owner exactly as the operator saw it (escaped text as in Lock.owner). */
   expectedOwner: string;
+  /** Lock.ownerFingerprint as the operator saw it: the exact holding the release is guarded by. */
+  expectedFingerprint?: string;
   dryRun: boolean;
   actor: string;
   reason: string;
@@ -45,6 +47,11 @@ export interface ReleaseCommand {
 /** Body of POST /api/locks/:id/release. */
 export interface ReleaseRequestBody {
   expectedOwner: string;
+  /**
+   * Lock.ownerFingerprint as the operator saw it. Required when the owner is shown shortened or the lock has a
+   * fingerprint: the agent compares it with the exact holding, atomically where the backend allows.
+   */
+  expectedFingerprint?: string;
   reason: string;
   /** Default false. */
   dryRun?: boolean;

@@ -79,6 +79,7 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   source: text,
   resource: text,
   owner: text.nullable(),
+  ownerFingerprint: z.string().max(80).optional(),
   library: z.string().max(64),
   rule: z.string().max(128),
   ttlMs: z.number().int().nullable(),
