@@ -42,6 +42,18 @@ function fingerprint(lock: Lock): string {
   return JSON.stringify(holders ? { ...rest, holders: holders.map((h) => [h.owner, h.since]) } : rest);
 }
 
+/**
+ * What identifies the holding for change detection: the exact fingerprint when both observations carry one (a
+ * ZooKeeper node re-created by the next holder keeps its name but not its czxid and session), else the owner shown.
+ */
+function holdingOf(
+  lock: Pick<Lock, "owner" | "ownerFingerprint">,
+  other: Pick<Lock, "ownerFingerprint">,
+): string | null {
+  if (lock.ownerFingerprint !== undefined && other.ownerFingerprint !== undefined) return lock.ownerFingerprint;
+  return lock.owner;
+}
+
 /** Holders are reported one by one only when all of them were read (a partial read would invent comings and goings). */
 function completeHolders(lock: Pick<Lock, "holders" | "holdersTotal">): boolean {
   return lock.holders !== undefined && lock.holdersTotal === undefined;
@@ -123,8 +135,8 @@ export class LockTracker {
       // With several holders by design, the first one changing is a permit coming or going, not a new owner.
       const multi = obs.holders !== undefined;
       const c = classifyChange(
-        { owner: multi ? null : prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
-        { owner: multi ? null : obs.owner, ttlMs: obs.ttlMs, observedAtMs },
+        { owner: multi ? null : holdingOf(prev.lock, obs), ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
+        { owner: multi ? null : holdingOf(obs, prev.lock), ttlMs: obs.ttlMs, observedAtMs },
         observedAtMs,
         this.tolerance,
       );
