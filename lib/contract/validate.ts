@@ -130,6 +130,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
   locks: z.number().int().nonnegative(),
   lastScanAt: isoTime.optional(),
   lastScanMs: z.number().nonnegative().optional(),
+  lastPollAt: isoTime.optional(),
+  pollIntervalMs: z.number().int().positive().optional(),
   agentId: z.string().max(128),
   nodes: z
     .array(
