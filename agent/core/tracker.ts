@@ -35,6 +35,15 @@ export interface TrackerOptions {
 /** How many released owners are remembered per source, to spot a token that comes back after its release. */
 const RECENT_RELEASES = 10_000;
 
+/** Both holdings are named exactly and the names differ (a missing fingerprint proves nothing either way). */
+function differentHolding(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a !== b;
+}
+
+function holdingKey(owner: string | null, fingerprint: string | undefined): string | null {
+  return fingerprint === undefined ? owner : `${owner ?? ""}\u0000${fingerprint}`;
+}
+
 function fingerprint(lock: Lock): string {
   const { ttlMs: _t, observedAt: _o, ...rest } = lock;
   return JSON.stringify(rest);
@@ -105,9 +114,20 @@ export class LockTracker {
         out.events.push(this.event("acquired", lock, observedAtMs, detail));
         continue;
       }
+      // Two holdings can share the display owner (a value cut at 128 characters); the fingerprint tells them apart.
+      const sameText = prev.lock.owner === obs.owner;
+      const otherHolding = sameText && differentHolding(prev.lock.ownerFingerprint, obs.ownerFingerprint);
       const c = classifyChange(
-        { owner: prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
-        { owner: obs.owner, ttlMs: obs.ttlMs, observedAtMs },
+        {
+          owner: holdingKey(prev.lock.owner, otherHolding ? prev.lock.ownerFingerprint : undefined),
+          ttlMs: prev.lock.ttlMs,
+          observedAtMs: prev.observedAtMs,
+        },
+        {
+          owner: holdingKey(obs.owner, otherHolding ? obs.ownerFingerprint : undefined),
+          ttlMs: obs.ttlMs,
+          observedAtMs,
+        },
         observedAtMs,
         this.tolerance,
       );
@@ -141,6 +161,7 @@ export class LockTracker {
         if (ownerChanged) {
           extra.afterExpiry = c.afterExpiry ?? false;
           extra.heldMs = observedAtMs - Date.parse(prev.lock.since);
+          if (otherHolding) extra.sameOwnerText = true;
         }
         out.events.push(this.event(c.type, lock, observedAtMs, extra, prev.lock.owner));
         if (!changed) out.upserts.push(lock); // a renewal changes only the TTL, which the fingerprint ignores

@@ -2,6 +2,7 @@
  * Pure queue logic: from the nodes read under a lock parent to who holds, who waits on whom, and the contract's
  * ZkLockView and Lock. No I/O; the source reads, these functions decide.
  */
+import { fingerprintOf } from "../../release/fingerprint";
 import type { Hazard, LockHolder, Waiter, ZkContender, ZkLockView, ZkWatcher } from "../../../lib/contract/lock";
 import { escapeBytes, escapeText } from "../../core/escape";
 import { lockId } from "../../core/lock-id";
@@ -422,6 +423,14 @@ function decimalSessionToHex(text: string): string | null {
   }
 }
 
+/**
+ * Lock.ownerFingerprint of a ZooKeeper holding: the node's path, owning session and creation time. A node deleted
+ * and created again under the same name (a single-node lock) is another holding, and so is another session's.
+ */
+export function contenderFingerprint(c: Pick<Contender, "path" | "session" | "ctimeMs">): string {
+  return fingerprintOf(c.path, c.session, String(c.ctimeMs));
+}
+
 export function holderDetails(shape: LockShape, table: ClientWatchTable | null): LockHolder | null {
   const holders = shape.contenders.filter((c) => c.role === "holder");
   const h = holders[0];
@@ -503,6 +512,7 @@ export function toObservedLock(
     source: ctx.sourceId,
     resource: escapeText(shape.path, 1024),
     owner: holder ? escapeText(holder.name, NAME_CHARS) : null,
+    ...(holder ? { ownerFingerprint: contenderFingerprint(holder) } : {}),
     library: shape.library,
     rule: shape.rule.slice(0, 128),
     ttlMs: null,
