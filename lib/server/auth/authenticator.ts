@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
+import { crossOriginReason } from "./origin";
 import { hashPassword, verifyPassword } from "./passwords";
 import type { ApiToken, AuthConfig, Role, User } from "./principals";
 import { newSession, parseCookies, SESSION_COOKIE, signSession, verifySession, type Session } from "./session";
@@ -39,7 +40,16 @@ export class Authenticator {
     return { auth: new Authenticator(users, config.tokens, secret), oneTimePassword };
   }
 
+  /** Never throws: whatever a client sends in its headers, the answer is a principal or null (anonymous). */
   fromHeaders(headers: IncomingHttpHeaders): Principal | null {
+    try {
+      return this.identify(headers);
+    } catch {
+      return null;
+    }
+  }
+
+  private identify(headers: IncomingHttpHeaders): Principal | null {
     const authz = headers.authorization;
     if (typeof authz === "string" && /^Bearer\s+/i.test(authz)) {
       const given = authz.replace(/^Bearer\s+/i, "").trim();
@@ -71,17 +81,7 @@ export class Authenticator {
     if (typeof given !== "string" || !p.session || !sameSecret(given, p.session.csrf)) {
       return "missing or wrong X-CSRF-Token header";
     }
-    const origin = headers.origin;
-    if (typeof origin === "string" && origin !== "null") {
-      let host: string;
-      try {
-        host = new URL(origin).host;
-      } catch {
-        return "malformed Origin header";
-      }
-      if (host !== headers.host) return `cross-origin request from ${origin}`;
-    }
-    return null;
+    return crossOriginReason(headers);
   }
 }
 

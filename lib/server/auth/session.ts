@@ -43,13 +43,23 @@ export function verifySession(cookie: string | undefined, secret: Buffer, now = 
   }
 }
 
+/**
+ * The Cookie header as name -> value. A value that is not valid percent-encoding is skipped, that cookie only:
+ * any site on the same host can set cookies for it, and one bad `%` must not sign anyone out or stop the server.
+ */
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? "").split(";")) {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (typeof header !== "string") return out;
+  for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
     const k = part.slice(0, eq).trim();
-    if (k) out[k] = decodeURIComponent(part.slice(eq + 1).trim());
+    if (!k || Object.hasOwn(out, k)) continue;
+    try {
+      out[k] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      // not percent-encoding: ignored
+    }
   }
   return out;
 }

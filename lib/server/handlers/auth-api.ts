@@ -38,6 +38,7 @@ export async function signIn(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer>
   };
 }
 
-export function signOut(_req: ApiRequest, deps: ApiDeps): ApiAnswer {
+export async function signOut(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
+  await req.json();
   return { status: 200, body: { ok: true }, headers: { "set-cookie": sessionCookie("", deps.secureCookies, 0) } };
 }
