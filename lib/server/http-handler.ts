@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Principal } from "./auth/authenticator";
+import { isJsonContentType } from "./content-type";
 import { routeApi } from "./handlers/router";
 import type { ApiAnswer, ApiDeps, ApiRequest } from "./handlers/types";
 
@@ -60,13 +62,6 @@ export function decodablePath(pathname: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** JSON bodies only: a form or text/plain body (what another site can make a browser send) is refused. */
-export function isJsonContentType(value: string | undefined): boolean {
-  if (value === undefined) return false;
-  const type = value.split(";")[0]!.trim().toLowerCase();
-  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -148,7 +143,13 @@ export function createHttpHandler(deps: ApiDeps, pages: PageHandler | null, log:
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = requestUrl(req.url);
     if (!url) return send(res, { status: 400, body: { error: "the request target is not a path" } });
-    const principal = deps.auth.fromHeaders(req.headers);
+    let principal: Principal | null;
+    try {
+      principal = await deps.auth.authenticate(req.headers);
+    } catch (err) {
+      log(`session lookup failed: ${err instanceof Error ? err.message : String(err)}`);
+      return send(res, { status: 503, body: { error: "the session store is unavailable; retry" } });
+    }
     if (url.pathname === "/api" || url.pathname.startsWith("/api/")) {
       if (!decodablePath(url.pathname)) {
         return send(res, { status: 400, body: { error: "the path is not valid percent-encoding (UTF-8)" } });
