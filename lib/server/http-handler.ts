@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Principal } from "./auth/authenticator";
 import { isJsonContentType } from "./content-type";
@@ -27,6 +28,64 @@ const SECURITY_HEADERS: Record<string, string> = {
   "referrer-policy": "same-origin",
 };
 
+/** API answers are data, never documents: nothing in them may run, load or be framed. */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/**
+ * Pages: scripts only from this origin or carrying this response's nonce (Next.js puts it on the inline scripts
+ * that hydrate the page, reading it from the request's Content-Security-Policy header), so an injected inline
+ * script does not run. Inline styles stay allowed: React and the charts write style attributes.
+ */
+export function pageCsp(nonce: string): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self' 'nonce-${nonce}'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** Build-hashed static assets may be cached for ever; everything else a page server sends may be per user. */
+function isImmutableAsset(pathname: string): boolean {
+  return pathname.startsWith("/_next/static/");
+}
+
+/**
+ * Pages may show what only a signed-in user may see: no shared cache (Next.js marks prerendered pages
+ * `s-maxage=31536000`) may keep them. Whatever cache-control the page handler sets becomes `no-store`.
+ */
+function forbidCaching(res: ServerResponse): void {
+  const setHeader = res.setHeader.bind(res);
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  setHeader("cache-control", "no-store");
+  res.setHeader = ((name: string, value: number | string | readonly string[]) =>
+    name.toLowerCase() === "cache-control" ? res : setHeader(name, value)) as typeof res.setHeader;
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const args = rest.map((a) => {
+      if (Array.isArray(a)) {
+        const flat = a.every((x) => !Array.isArray(x));
+        if (!flat) return (a as unknown[][]).filter((kv) => String(kv[0]).toLowerCase() !== "cache-control");
+        const out: unknown[] = [];
+        for (let i = 0; i + 1 < a.length; i += 2) {
+          if (String(a[i]).toLowerCase() !== "cache-control") out.push(a[i], a[i + 1]);
+        }
+        return out;
+      }
+      if (a && typeof a === "object") {
+        return Object.fromEntries(Object.entries(a).filter(([k]) => k.toLowerCase() !== "cache-control"));
+      }
+      return a;
+    });
+    return writeHead(status, ...args);
+  }) as typeof res.writeHead;
+}
+
 function send(res: ServerResponse, a: ApiAnswer): void {
   if (res.headersSent) {
     res.destroy();
@@ -34,6 +93,7 @@ function send(res: ServerResponse, a: ApiAnswer): void {
   }
   res.writeHead(a.status, {
     ...SECURITY_HEADERS,
+    "content-security-policy": API_CSP,
     "content-type": a.contentType ?? "application/json; charset=utf-8",
     "cache-control": "no-store",
     ...a.headers,
@@ -104,6 +164,7 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {
   const text = JSON.stringify({ error: `request body larger than ${MAX_BODY} bytes` });
   res.writeHead(413, {
     ...SECURITY_HEADERS,
+    "content-security-policy": API_CSP,
     "content-type": "application/json; charset=utf-8",
     "cache-control": "no-store",
     "content-length": String(Buffer.byteLength(text)),
@@ -196,11 +257,23 @@ export function createHttpHandler(deps: ApiDeps, pages: PageHandler | null, log:
     }
     if (!principal && !isPublicPage(url.pathname)) {
       const next = encodeURIComponent(url.pathname + url.search);
-      res.writeHead(302, { ...SECURITY_HEADERS, location: `/login?next=${next}`, "cache-control": "no-store" });
+      res.writeHead(302, {
+        ...SECURITY_HEADERS,
+        "content-security-policy": API_CSP,
+        location: `/login?next=${next}`,
+        "cache-control": "no-store",
+      });
       res.end();
       return;
     }
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
+    // A fresh nonce per response, handed to Next.js the documented way: as the request's CSP header (replacing
+    // any the client sent), which it reads to mark its own inline scripts.
+    const csp = pageCsp(randomBytes(16).toString("base64"));
+    req.headers["content-security-policy"] = csp;
+    delete req.headers["content-security-policy-report-only"];
+    res.setHeader("content-security-policy", csp);
+    if (!isImmutableAsset(url.pathname)) forbidCaching(res);
     await pages(req, res);
   };
   return (req: IncomingMessage, res: ServerResponse): void => {
