@@ -4,7 +4,15 @@ import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 const MAX_LIMIT = 1000;
 export const LOCK_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-export function health(_req: ApiRequest, deps: ApiDeps): ApiAnswer {
+/**
+ * Liveness for anyone (load balancers, probes): `{"status":"ok","sources":[],"agents":[]}`. Source ids, their
+ * errors (which name servers) and agent names only for a viewer.
+ */
+export function health(req: ApiRequest, deps: ApiDeps): ApiAnswer {
+  if (!req.principal) {
+    const open: HealthResponse = { status: "ok", sources: [], agents: [] };
+    return { status: 200, body: open };
+  }
   const body: HealthResponse = {
     status: "ok",
     sources: deps.live
