@@ -31,7 +31,7 @@ export interface DatabaseFileProbe {
  */
 export function describeDatabaseFileProblem(p: DatabaseFileProbe): string | null {
   if (!p.ancestorIsDirectory) {
-    return `cannot create the folder ${p.folder}: ${p.existingAncestor} is a file, not a folder`;
+    return `${p.existingAncestor} is a file, not a folder`;
   }
   if (p.existingAncestor !== p.folder) {
     return p.ancestorWritable

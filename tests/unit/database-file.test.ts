@@ -30,7 +30,7 @@ describe("the SQLite database file", () => {
       describeDatabaseFileProblem({ ...ok, existingAncestor: "/srv", ancestorWritable: false, fileExists: false }),
     ).toBe("the folder /srv/lockscope/data does not exist and /srv is not writable");
     expect(describeDatabaseFileProblem({ ...ok, existingAncestor: "/srv/lockscope", ancestorIsDirectory: false })).toBe(
-      "cannot create the folder /srv/lockscope/data: /srv/lockscope is a file, not a folder",
+      "/srv/lockscope is a file, not a folder",
     );
     expect(describeDatabaseFileProblem({ ...ok, fileIsDirectory: true })).toBe(
       "/srv/lockscope/data/lockscope.db is a folder, not a database file",
