@@ -101,6 +101,14 @@ export class RedisSource {
   private annotations: ReadonlyMap<string, readonly Hazard[]> = new Map();
   /** Set by retarget after a failover: the next poll reports keys the new node lacks as lost. */
   private failoverFrom: string | null = null;
+  /**
+   * Keys this agent force-released, with the write's sequence number. A poll or notification refresh that read a key
+   * before the release finishes after it: its sample still shows the lock, and applying it would show the lock held
+   * again (a phantom re-acquisition) until the next poll. Samples read before the release are discarded for it.
+   */
+  private readonly releasedAt = new Map<string, number>();
+  private writeSeq = 0;
+  private refreshesRunning = 0;
 
   constructor(
     private port: RedisLockPort,
@@ -245,11 +253,33 @@ export class RedisSource {
     observedBy: "poll" | "notification",
     failoverFrom: string | null = null,
   ): Promise<TrackerOutput> {
+    this.refreshesRunning++;
+    try {
+      return await this.refreshKeys(all, restarted, observedBy, failoverFrom);
+    } finally {
+      // With no refresh in flight, no sample older than a release can arrive any more.
+      if (--this.refreshesRunning === 0) this.releasedAt.clear();
+    }
+  }
+
+  /** Whether a sample of `k` read when the write sequence was `seq` predates a force-release of that key. */
+  private releasedSince(k: string, seq: number): boolean {
+    const at = this.releasedAt.get(k);
+    return at !== undefined && at > seq;
+  }
+
+  private async refreshKeys(
+    all: KnownKey[],
+    restarted: boolean,
+    observedBy: "poll" | "notification",
+    failoverFrom: string | null,
+  ): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
+      const seq = this.writeSeq;
       const samples = await this.port.sample(
         batch.map((b) => b.key),
         batch.map((b) => b.type || undefined),
@@ -258,6 +288,8 @@ export class RedisSource {
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
+        // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
+        if (this.releasedSince(k, seq)) return;
         const id = batch[j]!.id ?? this.idOf(s.key);
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
@@ -425,6 +457,7 @@ export class RedisSource {
       settle: async (perNode, _plan, cmd) => {
         if (perNode[0]?.outcome !== "released") return null;
         const id = cmd.lockId;
+        if (this.refreshesRunning > 0) this.releasedAt.set(key.toString("latin1"), ++this.writeSeq);
         this.known.delete(key.toString("latin1"));
         this.keysById.delete(id);
         return this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
