@@ -15,6 +15,7 @@ import { LockContention } from "../history/lock-contention";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
+import { holdStatus } from "./lease-view";
 import { TtlCell } from "./ttl-cell";
 
 /** The lock and its stored history; null when the dashboard knows nothing of it (404). */
@@ -33,6 +34,12 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
     </div>
   );
 }
+
+const STATUS_TONE = {
+  held: "bg-emerald-500/15 text-emerald-300",
+  ended: "bg-amber-500/15 text-amber-300",
+  gone: "bg-slate-700/60 text-slate-300",
+} as const;
 
 export function LockDetail({ id }: { id: string }) {
   const { locks, recentEvents } = useLiveLocks();
@@ -66,6 +73,8 @@ export function LockDetail({ id }: { id: string }) {
   const lock = live?.lock ?? null;
   const shown = lock ?? stored;
   const last = history?.[0];
+  const remaining = lock ? remainingTtl(lock.ttlMs, live!.receivedAt, now) : null;
+  const status = holdStatus(lock !== null, remaining, last?.type ?? null);
 
   return (
     <div className="space-y-6">
@@ -81,9 +90,9 @@ export function LockDetail({ id }: { id: string }) {
           </h1>
           <span
             data-testid="detail-status"
-            className={`rounded px-2 py-0.5 text-xs font-medium ${lock ? "bg-emerald-500/15 text-emerald-300" : "bg-slate-700/60 text-slate-300"}`}
+            className={`rounded px-2 py-0.5 text-xs font-medium ${STATUS_TONE[status.tone]}`}
           >
-            {lock ? "held" : last ? `not held (${last.type})` : "unknown"}
+            {status.label}
           </span>
           {lock ? <HazardBadges hazards={lock.hazards} /> : null}
         </div>
@@ -91,7 +100,7 @@ export function LockDetail({ id }: { id: string }) {
           <dl>
             <Field label="Owner">{lock.owner ?? "unknown"}</Field>
             <Field label="TTL">
-              <TtlCell remaining={remainingTtl(lock.ttlMs, live!.receivedAt, now)} total={lock.ttlMs} />
+              <TtlCell remaining={remaining} total={lock.ttlMs} />
             </Field>
             <Field label="Held for">
               {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})
@@ -110,6 +119,18 @@ export function LockDetail({ id }: { id: string }) {
                   </Field>
                 ))
               : null}
+            {lock.holders ? (
+              <Field label={`Permit holders (${lock.holdersTotal ?? lock.holders.length})`}>
+                <ul data-testid="permit-holders">
+                  {lock.holders.map((h) => (
+                    <li key={h.owner}>
+                      {h.owner}
+                      {h.since ? <span className="text-slate-400"> since {h.since}</span> : null}
+                    </li>
+                  ))}
+                </ul>
+              </Field>
+            ) : null}
             <Field label="Value">{lock.valuePreview ?? "—"}</Field>
             {lock.hazards.map((h) => (
               <Field key={h.code} label={`Hazard (${h.severity})`}>

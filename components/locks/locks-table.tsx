@@ -89,8 +89,8 @@ export function LocksTable() {
           className="rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm"
         >
           <option value="all">All backends</option>
-          <option value="redis">Redis</option>
-          <option value="redlock">Redlock</option>
+          <option value="redis">Redis nodes and clusters (any library)</option>
+          <option value="redlock">Redlock groups (REDLOCK_NODES)</option>
           <option value="zookeeper">ZooKeeper</option>
         </select>
         <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />

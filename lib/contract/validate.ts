@@ -84,6 +84,17 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   rule: z.string().max(128),
   ttlMs: z.number().int().nullable(),
   holder: z.record(z.string().max(64), scalar).nullable(),
+  holders: z
+    .array(
+      z.object({
+        owner: text,
+        since: isoTime.optional(),
+        ttlMs: z.number().int().nullable().optional(),
+      }),
+    )
+    .max(10_000)
+    .optional(),
+  holdersTotal: z.number().int().nonnegative().optional(),
   waiters: z.array(waiter).max(10_000),
   since: isoTime,
   observedAt: isoTime,

@@ -519,6 +519,8 @@ export class RedisSource {
       rule: rec.rule,
       ttlMs,
       holder: rec.holder,
+      ...(rec.holders ? { holders: rec.holders } : {}),
+      ...(rec.holdersTotal !== undefined ? { holdersTotal: rec.holdersTotal } : {}),
       waiters: rec.waiters,
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,

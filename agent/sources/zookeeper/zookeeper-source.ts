@@ -17,8 +17,11 @@ import {
   invertWchc,
   mergeWatchTables,
   parseCons,
+  parseMntrWatchCount,
+  parseWchs,
   parseWchc,
   parseWchp,
+  stickyLastOps,
   toClientWatchTable,
   type FourLetterResult,
 } from "./four-letter-words";
@@ -28,7 +31,7 @@ import {
   planKazooSemaphore,
   planQueue,
   planSimple,
-  contenderFingerprint,
+  holdingFingerprint,
   toObservedLock,
   type ClientWatchTable,
   type Contender,
@@ -622,7 +625,14 @@ export class ZookeeperSource implements WatchedSource {
   }
 
   private sample(name: string, data: Buffer | null, stat: ZkStat): NodeSample {
-    return { name, session: stat.ephemeralOwner, ctimeMs: stat.ctimeMs, data, dataLength: stat.dataLength };
+    return {
+      name,
+      session: stat.ephemeralOwner,
+      ctimeMs: stat.ctimeMs,
+      czxid: stat.czxid,
+      data,
+      dataLength: stat.dataLength,
+    };
   }
 
   /**
@@ -675,7 +685,13 @@ export class ZookeeperSource implements WatchedSource {
         const [wchp, cons] = await Promise.all([this.readWatches(server), this.read4(server, "cons", parseCons)]);
         if (!wchp.ok && wchp.reason === "not-whitelisted") this.refusedServers.add(id);
         else if (wchp.ok) this.refusedServers.delete(id);
-        return { server: id, wchp, cons };
+        if (!wchp.ok) return { server: id, wchp, cons };
+        // Two small answers that count the child watches wchp cannot list (the herd's children watches).
+        const [wchs, mntr] = await Promise.all([
+          this.read4(server, "wchs", (text) => parseWchs(text)),
+          this.read4(server, "mntr", (text) => parseMntrWatchCount(text)),
+        ]);
+        return { server: id, wchp, cons, wchs, mntr };
       }),
     );
     const merged = mergeWatchTables(perServer);
@@ -684,6 +700,7 @@ export class ZookeeperSource implements WatchedSource {
         `zookeeper ${this.opts.sourceId}: watches are inferred (${merged.problems.slice(0, 2).join("; ")})`,
       );
     }
+    if (this.table?.lastOps) merged.lastOps = stickyLastOps(this.table.lastOps, merged.lastOps);
     this.table = toClientWatchTable(merged, this.opts.chroot);
     this.tableReadAt = this.now();
     this.updateStuck();
@@ -698,7 +715,7 @@ export class ZookeeperSource implements WatchedSource {
 
   private async read4<T>(
     server: ZkServerAddress,
-    cmd: "wchp" | "wchc" | "cons",
+    cmd: "wchp" | "wchc" | "cons" | "wchs" | "mntr",
     parse: (text: string, truncated: boolean) => FourLetterResult<T>,
   ): Promise<FourLetterResult<T>> {
     try {
@@ -815,9 +832,9 @@ export class ZookeeperSource implements WatchedSource {
       // Whatever is decided, the fresher read goes to the view now (an owner change shows at once).
       seen: () => this.observeTarget(t, this.now()),
       fingerprint: ({ holder, holderStat }) =>
-        holder && holderStat
-          ? contenderFingerprint({ path: holder.path, session: holderStat.ephemeralOwner, ctimeMs: holderStat.ctimeMs })
-          : null,
+        (holder && holderStat
+          ? holdingFingerprint({ path: holder.path, session: holderStat.ephemeralOwner, czxid: holderStat.czxid })
+          : null) ?? null,
       decide: (r, cmd) => {
         const d = decideZkRelease({
           cmd,
