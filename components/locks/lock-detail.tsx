@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
 import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
@@ -35,7 +35,9 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
 }
 
 export function LockDetail({ id }: { id: string }) {
-  const { locks, recentEvents } = useLiveLocks();
+  const { recentEvents } = useLiveLocks();
+  // A subscription to this one lock: the page follows it live without receiving any other.
+  const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
   const [history, setHistory] = useState<LockEvent[] | null>(null);
@@ -62,7 +64,7 @@ export function LockDetail({ id }: { id: string }) {
     };
   }, [id, latestForLock]);
 
-  const live = locks.get(id);
+  const live = view.rows[0];
   const lock = live?.lock ?? null;
   const shown = lock ?? stored;
   const last = history?.[0];
