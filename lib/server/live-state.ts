@@ -125,6 +125,11 @@ export class LiveState {
     for (const a of this.agents.values()) yield* a.locks.values();
   }
 
+  /** Every lock as received (TTLs as of receipt, not now): for readers that ignore the TTL. */
+  *rawLocks(): IterableIterator<Lock> {
+    for (const e of this.entries()) yield e.lock;
+  }
+
   get size(): number {
     let n = 0;
     for (const a of this.agents.values()) n += a.locks.size;
