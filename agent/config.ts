@@ -57,6 +57,8 @@ export interface AgentConfig {
   redisAddressMap: Map<string, string>;
   /** REDIS_CLUSTER_REFRESH_MS: how often a cluster's topology is re-read when nothing prompts it sooner. */
   clusterRefreshMs: number;
+  /** MAX_LOCKS_PER_SOURCE: locks published per source before "showing N of M" and a too-many-locks hazard. */
+  maxLocksPerSource: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
   file: Record<string, unknown> | null;
 }
@@ -143,6 +145,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     replicaCheck: readBool(env, "REDIS_REPLICA_CHECK", true),
     redisAddressMap: parseAddressMap("REDIS_ADDRESS_MAP", readList(env, "REDIS_ADDRESS_MAP") ?? []),
     clusterRefreshMs: readInt(env, "REDIS_CLUSTER_REFRESH_MS", 10_000, 1000, 600_000),
+    maxLocksPerSource: readInt(env, "MAX_LOCKS_PER_SOURCE", 200_000, 1, 10_000_000),
     file: readConfigFile(env),
   };
 }

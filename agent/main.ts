@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     agentId: config.agentId,
     pollIntervalMs: config.pollIntervalMs,
     log,
+    maxLocksPerSource: config.maxLocksPerSource,
   }));
   const watched = [
     ...config.redis.map((r) => r.id),

@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
 import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
@@ -42,7 +42,9 @@ const STATUS_TONE = {
 } as const;
 
 export function LockDetail({ id }: { id: string }) {
-  const { locks, recentEvents } = useLiveLocks();
+  const { recentEvents } = useLiveLocks();
+  // A subscription to this one lock: the page follows it live without receiving any other.
+  const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
   const [history, setHistory] = useState<LockEvent[] | null>(null);
@@ -69,7 +71,7 @@ export function LockDetail({ id }: { id: string }) {
     };
   }, [id, latestForLock]);
 
-  const live = locks.get(id);
+  const live = view.rows[0];
   const lock = live?.lock ?? null;
   const shown = lock ?? stored;
   const last = history?.[0];

@@ -181,6 +181,11 @@ export interface SourceStatus {
   error?: string;
   /** Locks currently seen on the source. */
   locks: number;
+  /**
+   * Lock keys seen on the source beyond the agent's cap (MAX_LOCKS_PER_SOURCE) and not tracked: the view shows
+   * `locks` of `locks + untracked`. Absent or 0 when everything seen is tracked.
+   */
+  untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
   agentId: string;

@@ -18,7 +18,7 @@ afterAll(() => stopStack({ redis, dashboard, agent }));
 async function seen(resource: string) {
   let found: LocksResponse["locks"][number] | undefined;
   await waitFor(`${resource} in the dashboard`, async () => {
-    found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+    found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
     return found !== undefined;
   });
   return found!;
@@ -60,7 +60,7 @@ describe("force-release of Redis locks", () => {
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
     // Reported by the agent as part of the release, not at its next poll.
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.resource === key)).toBe(false);
     const entries = await audit();
     expect(entries.slice(0, 2).map((e) => [e.outcome, e.dryRun, e.actor])).toEqual([
@@ -124,7 +124,7 @@ describe("force-release of Redis locks", () => {
     await c.zadd(`redisson_lock_timeout:{${key}}`, now - 60_000, dead, now + 300_000, alive);
     let lock = await seen(key);
     await waitFor("both waiters shown", async () => {
-      lock = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === key)!;
+      lock = (await dashboard.allLocks()).locks.find((l) => l.resource === key)!;
       return lock.waiters.length === 2;
     });
     const purge = (waiter: string) =>
@@ -147,10 +147,7 @@ describe("force-release of Redis locks", () => {
     await c.set(key, "1");
     const first = await seen(key);
     await c.del(key);
-    await waitFor(
-      "released",
-      async () => !(await dashboard.get<LocksResponse>("/api/locks")).locks.some((l) => l.resource === key),
-    );
+    await waitFor("released", async () => !(await dashboard.allLocks()).locks.some((l) => l.resource === key));
     await c.set(key, "1");
     const again = await seen(key);
     expect(again.since).not.toBe(first.since);

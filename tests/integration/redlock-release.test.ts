@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Redlock from "redlock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LockDetailResponse, LocksResponse } from "../../lib/contract/api";
+import type { LockDetailResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { startRedis, type RedisServer } from "../harness/redis";
@@ -58,7 +58,7 @@ async function seen(resource: string): Promise<Lock> {
   await waitFor(
     `${resource} in the dashboard`,
     async () => {
-      found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+      found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
       return found !== undefined;
     },
     { timeoutMs: 30_000 },
@@ -107,7 +107,7 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     expect(await onEveryNode(RELEASED)).toEqual(Array(5).fill(null));
 
     // Reported by the agent with the release itself: no poll runs in this test after the first.
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.id === lock.id)).toBe(false);
     const detail = await dashboard.get<LockDetailResponse>(`/api/locks/${lock.id}`);
     expect(detail.events[0]).toMatchObject({
@@ -174,7 +174,7 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
       outcome: "error",
       detail: expect.stringMatching(/no answer within 1000 ms; the delete may still run there/),
     });
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.id === lock.id)).toBe(false);
     // Thawed, the node runs the compare-and-delete it had queued: it compares first, so only this token goes.
     await waitFor("the queued delete on the thawed node", async () => (await clients[4]!.exists(FROZEN)) === 0);

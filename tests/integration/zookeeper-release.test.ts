@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type zookeeper from "node-zookeeper-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventsResponse, LocksResponse } from "../../lib/contract/api";
+import type { EventsResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { longToHex } from "../../agent/sources/zookeeper/zk-client";
@@ -73,7 +73,7 @@ async function queue(parent: string, n: number) {
 }
 
 async function lockAt(parent: string): Promise<Lock | undefined> {
-  return (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === parent);
+  return (await dashboard.allLocks()).locks.find((l) => l.resource === parent);
 }
 
 /** The lock as the dashboard shows it, once `ready` holds for it. */
