@@ -82,6 +82,13 @@ interface KnownKey {
   readAtMs?: number;
   /** When its lease ends by the last read (the deadline heap's entry for it); undefined without a TTL. */
   deadlineMs?: number;
+  /**
+   * Track mode: when a hazard that only time reveals would show (renewals stopped, held too long), so the lock is
+   * re-read then although nothing changed; also a heap entry.
+   */
+  checkAtMs?: number;
+  /** When its last renewal was seen (the renewal period, for the check above). */
+  renewedAtMs?: number;
 }
 
 export type ChangeDetection = "track" | "poll";
@@ -243,7 +250,7 @@ export class RedisSource {
       } else {
         dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? { key, type: "" });
         this.dirty.clear();
-        targets = [...dirty, ...this.annotated(), ...this.sweepSlice()];
+        targets = [...dirty, ...this.sweepSlice()];
       }
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
       this.failoverFrom = null;
@@ -270,17 +277,6 @@ export class RedisSource {
     for (const k of this.known.values()) {
       if (k.key.length > LONG_KEY_NAME_BYTES && k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs) continue;
       out.push(k);
-    }
-    return out;
-  }
-
-  /** Locks that carry another node's hazard (not yet replicated) are re-read each poll until it clears. */
-  private annotated(): KnownKey[] {
-    const out: KnownKey[] = [];
-    for (const [id, hazards] of this.annotations) {
-      const key = hazards.length > 0 ? this.keysById.get(id) : undefined;
-      const k = key && this.known.get(key.toString("latin1"));
-      if (k) out.push(k);
     }
     return out;
   }
@@ -332,7 +328,7 @@ export class RedisSource {
     const due: KnownKey[] = [];
     for (const { atMs, key } of this.deadlines.popDue(now)) {
       const k = this.known.get(key);
-      if (k && k.deadlineMs === atMs) due.push(k);
+      if (k && (k.deadlineMs === atMs || k.checkAtMs === atMs)) due.push(k);
     }
     if (due.length === 0) return none;
     try {
@@ -354,7 +350,38 @@ export class RedisSource {
     k.deadlineMs = deadline;
     this.deadlines.push(deadline, k.key.toString("latin1"));
     if (this.deadlines.size > 2 * this.known.size + 1000) {
-      this.deadlines.compact((at, key) => this.known.get(key)?.deadlineMs === at);
+      this.deadlines.compact((at, key) => {
+        const k = this.known.get(key);
+        return k !== undefined && (k.deadlineMs === at || k.checkAtMs === at);
+      });
+    }
+  }
+
+  /**
+   * Track mode re-reads a quiet lock only when it changes, but some hazards appear with time alone: a watchdog
+   * renewing every P ms that stops shows as renewals-stopped after about 2P, a long hold as held-too-long. The
+   * lock is re-read once at that moment (one heap entry, like its lease end).
+   */
+  private scheduleChecks(out: TrackerOutput): void {
+    if (this.detection !== "track") return;
+    const now = this.now();
+    for (const ev of out.events) {
+      const key = this.keysById.get(ev.lockId);
+      const k = key && this.known.get(key.toString("latin1"));
+      if (!k) continue;
+      let at: number | undefined;
+      if (ev.type === "renewed") {
+        const period = k.renewedAtMs !== undefined ? now - k.renewedAtMs : undefined;
+        k.renewedAtMs = now;
+        if (period !== undefined && period > 0) at = now + 2 * period + 500;
+      } else if (ev.type === "acquired" || ev.type === "owner-changed") {
+        k.renewedAtMs = undefined;
+        const maxHold = this.opts.maxHoldMs ?? DEFAULT_HISTORY_OPTIONS.maxHoldMs;
+        if (maxHold > 0) at = now + maxHold + 1000;
+      }
+      if (at === undefined) continue;
+      k.checkAtMs = at;
+      this.deadlines.push(at, k.key.toString("latin1"));
     }
   }
 
@@ -535,17 +562,32 @@ export class RedisSource {
       observedAtMs: x.at,
     }));
     if (observedBy === "poll" && this.annotator) {
-      // Merged per lock: in track mode a poll re-reads only some locks, and the others keep their hazards.
-      const merged = new Map(this.annotations);
-      for (const g of gone) merged.delete(g.id);
-      for (const { lock } of built) merged.delete(lock.id);
+      // The annotator compares every present lock with the replicas, poll after poll. In track mode a poll re-reads
+      // only some locks, so it is given all tracked ones, and a lock whose hazards changed is re-read next poll.
+      const subjects = built.map(({ lock, key }) => ({ id: lock.id, key }));
+      if (this.detection === "track") {
+        const inBuilt = new Set(subjects.map((x) => x.id));
+        for (const k of this.known.values()) {
+          if (k.id !== undefined && !inBuilt.has(k.id) && this.tracker.has(k.id))
+            subjects.push({ id: k.id, key: k.key });
+        }
+      }
+      let fresh: ReadonlyMap<string, readonly Hazard[]> = new Map();
       try {
-        const fresh = await this.annotator.annotate(built.map(({ lock, key }) => ({ id: lock.id, key })));
-        for (const [id, h] of fresh) merged.set(id, h);
+        fresh = await this.annotator.annotate(subjects);
       } catch {
         // another node's trouble never fails this node's poll
       }
-      this.annotations = merged;
+      if (this.detection === "track") {
+        const inBuilt = new Set(built.map((b) => b.lock.id));
+        const codes = (h: readonly Hazard[] | undefined) => (h ?? []).map((x) => x.code).join();
+        for (const id of new Set([...fresh.keys(), ...this.annotations.keys()])) {
+          const key = this.keysById.get(id);
+          if (!inBuilt.has(id) && key && codes(fresh.get(id)) !== codes(this.annotations.get(id)))
+            this.dirty.set(key.toString("latin1"), key);
+        }
+      }
+      this.annotations = fresh;
     }
     const present = built.map(({ lock, observedAtMs }) => ({ lock: this.withAnnotations(lock), observedAtMs }));
     this.tracker.drop([...folded, ...movedAway]);
@@ -553,6 +595,7 @@ export class RedisSource {
     if (restarted || failoverFrom !== null) detail.reason = "server-restarted";
     if (failoverFrom !== null) detail.failoverFrom = failoverFrom;
     const out = this.tracker.apply(present, gone, detail);
+    this.scheduleChecks(out);
     this.armDeadlineTimer();
     return out;
   }
