@@ -193,6 +193,13 @@ export interface SourceStatus {
   nodes?: NodeStatus[];
   /** Hazards of the source as a whole, not of one lock (empty ZooKeeper lock parents piling up in a directory). */
   hazards?: Hazard[];
+  /**
+   * Redis: how changes are detected now. "track": the server announces changes of the locks read (CLIENT
+   * TRACKING); "poll": every known lock is re-read on each poll (chosen, or the fallback when tracking is refused).
+   */
+  changeDetection?: "track" | "poll";
+  /** Why the source works as it does, when that is not what was configured (tracking refused, degraded). */
+  note?: string;
 }
 
 export interface NodeStatus {

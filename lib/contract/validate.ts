@@ -148,6 +148,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
     .max(1000)
     .optional(),
   hazards: z.array(hazard).max(64).optional(),
+  changeDetection: z.enum(["track", "poll"]).optional(),
+  note: text.optional(),
 });
 
 const agentId = z.string().min(1).max(128);

@@ -23,9 +23,14 @@ export function health(req: ApiRequest, deps: ApiDeps): ApiAnswer {
   }
   const body: HealthResponse = {
     status: "ok",
-    sources: deps.live
-      .sources()
-      .map((s) => ({ id: s.id, kind: s.kind, up: s.up, ...(s.error ? { error: s.error } : {}) })),
+    sources: deps.live.sources().map((s) => ({
+      id: s.id,
+      kind: s.kind,
+      up: s.up,
+      ...(s.error ? { error: s.error } : {}),
+      ...(s.changeDetection ? { changeDetection: s.changeDetection } : {}),
+      ...(s.note ? { note: s.note } : {}),
+    })),
     agents: deps.live.agentList(),
   };
   return { status: 200, body };
