@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useMemo, useState } from "react";
-import type { Backend } from "@/lib/contract/lock";
+import { BACKEND_LABELS, BACKENDS, type Backend } from "@/lib/contract/lock";
 import { useLiveLocks, useNow, type LiveLock } from "../live/live-locks-provider";
 import { queueLength } from "../zookeeper/chain-model";
 import { QuorumBadge } from "../redlock/quorum-badge";
@@ -89,9 +89,11 @@ export function LocksTable() {
           className="rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm"
         >
           <option value="all">All backends</option>
-          <option value="redis">Redis</option>
-          <option value="redlock">Redlock</option>
-          <option value="zookeeper">ZooKeeper</option>
+          {BACKENDS.map((b) => (
+            <option key={b} value={b}>
+              {BACKEND_LABELS[b]}
+            </option>
+          ))}
         </select>
         <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />
       </div>

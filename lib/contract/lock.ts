@@ -3,7 +3,26 @@
  * Field names follow ../shared/reference/api-contract.md; outside tools call them by these exact names.
  */
 
-export type Backend = "redis" | "redlock" | "zookeeper";
+/**
+ * Every backend lockscope watches. The one list: validation, the API's filters, the dashboard's backend filter and
+ * labels all derive from it, so a new backend is added here once (and in its own agent/sources/<name>/ folder).
+ */
+export const BACKENDS = ["redis", "redlock", "zookeeper", "postgres", "mysql"] as const;
+
+export type Backend = (typeof BACKENDS)[number];
+
+/** How the dashboard names each backend. */
+export const BACKEND_LABELS: Record<Backend, string> = {
+  redis: "Redis",
+  redlock: "Redlock",
+  zookeeper: "ZooKeeper",
+  postgres: "PostgreSQL",
+  mysql: "MySQL/MariaDB",
+};
+
+export function isBackend(value: string): value is Backend {
+  return (BACKENDS as readonly string[]).includes(value);
+}
 
 export type Severity = "info" | "warning" | "critical";
 

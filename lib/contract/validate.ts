@@ -3,7 +3,16 @@
  * contract's types, so a schema and its type cannot silently drift apart.
  */
 import { z } from "zod";
-import type { Hazard, Lock, LockEvent, QuorumView, SourceStatus, Waiter, ZkLockView } from "./lock";
+import {
+  BACKENDS,
+  type Hazard,
+  type Lock,
+  type LockEvent,
+  type QuorumView,
+  type SourceStatus,
+  type Waiter,
+  type ZkLockView,
+} from "./lock";
 import type { AgentSnapshot, AgentUpdate } from "./socket";
 
 const MAX_TEXT = 4096;
@@ -12,7 +21,7 @@ const isoTime = z
   .string()
   .max(40)
   .refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
-const backend = z.enum(["redis", "redlock", "zookeeper"]);
+const backend = z.enum(BACKENDS);
 
 const hazard: z.ZodType<Hazard> = z.object({
   code: text,

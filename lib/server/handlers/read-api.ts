@@ -1,4 +1,5 @@
 import type { EventsResponse, HealthResponse, LockDetailResponse, LocksResponse } from "../../contract/api";
+import { BACKENDS, isBackend } from "../../contract/lock";
 import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 
 const MAX_LIMIT = 1000;
@@ -48,8 +49,8 @@ export async function listEvents(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   const since = parseSince(p.get("since"));
   if (typeof since === "string") return fail(400, since);
   const backend = p.get("backend") ?? undefined;
-  if (backend && !["redis", "redlock", "zookeeper"].includes(backend)) {
-    return fail(400, "backend must be redis, redlock or zookeeper");
+  if (backend && !isBackend(backend)) {
+    return fail(400, `backend must be one of ${BACKENDS.join(", ")}`);
   }
   const body: EventsResponse = {
     events: await deps.store.listEvents({
