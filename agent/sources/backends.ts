@@ -5,6 +5,12 @@
 import type { BackendModule } from "./backend-module";
 import { redisBackend } from "./redis/redis-backend";
 import { redlockBackend } from "./redlock/redlock-backend";
+import { postgresBackend } from "./postgres/postgres-backend";
 import { zookeeperBackend } from "./zookeeper/zookeeper-backend";
 
-export const BACKEND_MODULES: ReadonlyArray<BackendModule<unknown>> = [redisBackend, redlockBackend, zookeeperBackend];
+export const BACKEND_MODULES: ReadonlyArray<BackendModule<unknown>> = [
+  redisBackend,
+  redlockBackend,
+  zookeeperBackend,
+  postgresBackend,
+];
