@@ -5,6 +5,7 @@
 import type { BackendModule } from "./backend-module";
 import { redisBackend } from "./redis/redis-backend";
 import { redlockBackend } from "./redlock/redlock-backend";
+import { mysqlBackend } from "./mysql/mysql-backend";
 import { postgresBackend } from "./postgres/postgres-backend";
 import { zookeeperBackend } from "./zookeeper/zookeeper-backend";
 
@@ -13,4 +14,5 @@ export const BACKEND_MODULES: ReadonlyArray<BackendModule<unknown>> = [
   redlockBackend,
   zookeeperBackend,
   postgresBackend,
+  mysqlBackend,
 ];
