@@ -48,6 +48,9 @@ export const HAZARD_RULES: Record<string, string> = {
   "renewals-stopped": "renewals-stopped",
   "zombie-renewal": "zombie-renewal",
   "not-replicated": "not-replicated",
+  "db-idle-in-transaction": "db-idle-in-transaction",
+  "db-leaked-lock": "db-leaked-lock",
+  "db-long-wait": "waited-too-long",
 };
 
 function fmt(ms: number): string {
