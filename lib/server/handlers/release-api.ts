@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Lock } from "../../contract/lock";
-import type { ReleaseRequestBody, ReleaseResult } from "../../contract/release";
+import { RELEASE_ROLE, type ReleaseRequestBody, type ReleaseResult } from "../../contract/release";
 import type { NewAuditEntry } from "../store";
 import { LOCK_ID } from "./read-api";
 import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
@@ -75,6 +75,9 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
     };
     await audit(result, body.expectedOwner);
     return { status: 200, body: result };
+  }
+  if (RELEASE_ROLE[lock.backend] === "admin" && principal.role !== "admin") {
+    return reject(403, `releasing a ${lock.backend} lock ends the holder's database session: this needs admin`);
   }
   if (!dryRun && body.confirm !== lock.resource) {
     return reject(400, "type the resource name exactly to confirm a real release");
