@@ -7,6 +7,7 @@ import { loadOrExit } from "../config/env";
 import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
 import { loadDashboardConfig } from "./config";
+import { redact } from "./database-url";
 import { createHttpHandler } from "./http-handler";
 import { AlertEngine } from "./alerts/alert-engine";
 import { WebhookSender } from "./alerts/webhooks";
@@ -14,7 +15,7 @@ import { attachHub, uiNamespace } from "./hub";
 import { Metrics } from "./metrics";
 import { RetentionPruner } from "./retention";
 import { LiveState } from "./live-state";
-import { applyMigrations, projectRoot } from "./migrate";
+import { migrateDatabase, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
 import { openStore } from "./store";
@@ -25,7 +26,10 @@ function log(line: string): void {
 
 async function main(): Promise<void> {
   const config = loadOrExit("lockscope dashboard", () => loadDashboardConfig());
-  applyMigrations(config.databaseUrl, projectRoot);
+  const migrated = await migrateDatabase(config.databaseUrl, projectRoot);
+  if (migrated?.applied.length) log(`applied migrations: ${migrated.applied.join(", ")}`);
+  if (migrated?.unknown.length)
+    log(`database has migrations this version does not know: ${migrated.unknown.join(", ")}`);
   const store = openStore(config.databaseUrl);
   const live = new LiveState();
   const agents = new AgentGateway();
@@ -123,7 +127,9 @@ async function main(): Promise<void> {
   });
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
-  log(`listening on http://${config.host}:${port} (ui ${config.ui ? "on" : "off"}, store ${config.databaseUrl})`);
+  log(
+    `listening on http://${config.host}:${port} (ui ${config.ui ? "on" : "off"}, store ${redact(config.databaseUrl)})`,
+  );
   if (oneTimePassword) {
     // Printed once, never stored: the quick start stays one command and nothing is open without a password.
     log(`no USERS or API_TOKENS configured: sign in as admin with password ${oneTimePassword} (valid until restart)`);

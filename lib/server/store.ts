@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
 import {
   Prisma,
   PrismaClient,
@@ -12,6 +13,7 @@ import {
   type AuditEntry as AuditRow,
   type Event as EventRow,
 } from "../generated/prisma/client.ts";
+import { PrismaClient as PostgresPrismaClient } from "../generated/prisma-postgres/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
@@ -30,7 +32,7 @@ export interface ResourceHourRow {
   holdMsSum: number;
   holdMsMax: number;
 }
-import { databaseFileUrl } from "./database-url";
+import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
 
 export interface EventQuery {
   lockId?: string;
@@ -104,51 +106,41 @@ export interface HistoryStore {
   close(): Promise<void>;
 }
 
-/** SQLite allows a limited number of bound variables per statement. */
-const CHUNK = 400;
+/** Events per statement: SQLite allows a limited number of bound variables, PostgreSQL 65,535 (13 per event). */
+const CHUNK: Record<DatabaseProvider, number> = { sqlite: 400, postgresql: 2000 };
 
+/**
+ * Opens the history store named by DATABASE_URL: an SQLite file, or a PostgreSQL server through @prisma/adapter-pg.
+ * The PostgreSQL client is generated from prisma/postgres/schema.prisma, whose models the drift test keeps identical
+ * to prisma/schema.prisma, so both clients have the same API and this module uses one type for both.
+ */
 export function openStore(databaseUrl: string | undefined): HistoryStore {
-  const url = databaseFileUrl(databaseUrl);
-  const file = url.slice("file:".length);
-  if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url }) });
+  const target = parseDatabaseUrl(databaseUrl);
+  let prisma: PrismaClient;
+  if (target.provider === "postgresql") {
+    const adapter = new PrismaPg({ connectionString: target.url, application_name: "lockscope-dashboard" });
+    prisma = new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
+  } else {
+    const file = target.url.slice("file:".length);
+    if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: target.url }) });
+  }
+  const provider = target.provider;
   return {
     async saveEvents(events) {
       const stored: string[] = [];
       const freshAll: LockEvent[] = [];
-      for (let i = 0; i < events.length; i += CHUNK) {
-        const chunk = events.slice(i, i + CHUNK);
-        await prisma.$transaction(async (tx) => {
-          const existing = await tx.event.findMany({
-            where: { id: { in: chunk.map((e) => e.id) } },
-            select: { id: true },
-          });
-          const have = new Set(existing.map((e) => e.id));
-          const fresh = dedupe(chunk.filter((e) => !have.has(e.id)));
-          if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
-          freshAll.push(...fresh);
-          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count. One
-          // multi-row upsert per 50 rows: a first snapshot of 10,000 locks must not take longer than the agent's ack.
-          const rows = rollup(fresh);
-          for (let j = 0; j < rows.length; j += 50) {
-            const part = rows.slice(j, j + 50);
-            const values = Prisma.join(
-              part.map(
-                (r) =>
-                  Prisma.sql`(${r.lockId}, ${r.resource}, ${r.backend}, ${r.hour}, ${r.acquisitions}, ${r.releases}, ${r.expiries}, ${r.ownerChanges}, ${r.holdCount}, ${r.holdMsSum}, ${r.holdMsMax})`,
-              ),
-            );
-            await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax") VALUES ${values}
-              ON CONFLICT ("lockId", "hour") DO UPDATE SET
-                "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
-                "releases" = "ResourceHour"."releases" + excluded."releases",
-                "expiries" = "ResourceHour"."expiries" + excluded."expiries",
-                "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
-                "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
-                "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
-                "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
-          }
+      const size = CHUNK[provider];
+      for (let i = 0; i < events.length; i += size) {
+        const chunk = dedupe(events.slice(i, i + size));
+        const fresh = await prisma.$transaction(async (tx) => {
+          const fresh = await insertNewEvents(tx, provider, chunk);
+          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count, and in
+          // the same transaction as the insert, so a retried batch neither loses nor doubles a count.
+          await addRollups(tx, provider, rollup(fresh));
+          return fresh;
         });
+        freshAll.push(...fresh);
         stored.push(...chunk.map((e) => e.id));
       }
       return { stored, fresh: freshAll };
@@ -290,6 +282,71 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     },
     close: () => prisma.$disconnect(),
   };
+}
+
+/**
+ * Inserts the events not stored yet and returns those, in input order. SQLite has one writer, so reading the known
+ * ids first is exact there. PostgreSQL may have several dashboards writing the same agent's replayed batch at once
+ * (the agent reconnected elsewhere), so there one INSERT ... ON CONFLICT DO NOTHING RETURNING decides, in id
+ * order so that two overlapping batches wait for each other instead of deadlocking.
+ */
+async function insertNewEvents(tx: Tx, provider: DatabaseProvider, chunk: LockEvent[]): Promise<LockEvent[]> {
+  if (chunk.length === 0) return [];
+  if (provider === "sqlite") {
+    const existing = await tx.event.findMany({ where: { id: { in: chunk.map((e) => e.id) } }, select: { id: true } });
+    const have = new Set(existing.map((e) => e.id));
+    const fresh = chunk.filter((e) => !have.has(e.id));
+    if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
+    return fresh;
+  }
+  const rows = [...chunk].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(toRow);
+  const values = Prisma.join(
+    rows.map(
+      (r) =>
+        Prisma.sql`(${r.id}, ${r.agentId}, ${r.type}, ${r.lockId}, ${r.backend}, ${r.source}, ${r.resource}, ${r.owner}, ${r.previousOwner}, ${r.library}, ${r.ttlMs}, ${r.at}, ${r.detail})`,
+    ),
+  );
+  const inserted = await tx.$queryRaw<
+    { id: string }[]
+  >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "detail") VALUES ${values}
+    ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
+  const fresh = new Set(inserted.map((r) => r.id));
+  return chunk.filter((e) => fresh.has(e.id));
+}
+
+/**
+ * Adds counts to the hourly rollups: one multi-row upsert per 50 rows (SQLite) or 1000 (PostgreSQL), so a first
+ * snapshot of 10,000 locks does not take longer than the agent's ack. Sorted by key on PostgreSQL, where two
+ * dashboards may upsert the same rows at once.
+ */
+async function addRollups(tx: Tx, provider: DatabaseProvider, all: ResourceHourRow[]): Promise<void> {
+  const rows =
+    provider === "postgresql"
+      ? [...all].sort((a, b) =>
+          a.lockId < b.lockId ? -1 : a.lockId > b.lockId ? 1 : a.hour.getTime() - b.hour.getTime(),
+        )
+      : all;
+  // The larger of two values: a scalar MAX in SQLite, GREATEST in PostgreSQL (where MAX is only an aggregate).
+  const greatest = provider === "postgresql" ? Prisma.raw("GREATEST") : Prisma.raw("MAX");
+  const size = provider === "postgresql" ? 1000 : 50;
+  for (let j = 0; j < rows.length; j += size) {
+    const part = rows.slice(j, j + size);
+    const values = Prisma.join(
+      part.map(
+        (r) =>
+          Prisma.sql`(${r.lockId}, ${r.resource}, ${r.backend}, ${r.hour}, ${r.acquisitions}, ${r.releases}, ${r.expiries}, ${r.ownerChanges}, ${r.holdCount}, ${r.holdMsSum}, ${r.holdMsMax})`,
+      ),
+    );
+    await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax") VALUES ${values}
+      ON CONFLICT ("lockId", "hour") DO UPDATE SET
+        "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
+        "releases" = "ResourceHour"."releases" + excluded."releases",
+        "expiries" = "ResourceHour"."expiries" + excluded."expiries",
+        "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
+        "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
+        "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
+        "holdMsMax" = ${greatest}("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+  }
 }
 
 function dedupe(events: LockEvent[]): LockEvent[] {
