@@ -101,6 +101,9 @@ async function main(): Promise<void> {
         .openAlerts()
         .then((open) =>
           ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
+        )
+        .catch((err: unknown) =>
+          log(`could not read open alerts: ${err instanceof Error ? err.message : String(err)}`),
         );
     },
   };
