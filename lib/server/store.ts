@@ -7,7 +7,6 @@ import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import {
-  Prisma,
   PrismaClient,
   type Alert as AlertRow,
   type AuditEntry as AuditRow,
@@ -106,8 +105,8 @@ export interface HistoryStore {
   close(): Promise<void>;
 }
 
-/** Events per statement: SQLite allows a limited number of bound variables, PostgreSQL 65,535 (13 per event). */
-const CHUNK: Record<DatabaseProvider, number> = { sqlite: 400, postgresql: 2000 };
+/** Events per transaction: a whole agent batch (1,000) in one, while keeping each statement bounded. */
+const CHUNK: Record<DatabaseProvider, number> = { sqlite: 2000, postgresql: 2000 };
 
 /**
  * Opens the history store named by DATABASE_URL: an SQLite file, or a PostgreSQL server through @prisma/adapter-pg.
@@ -117,6 +116,7 @@ const CHUNK: Record<DatabaseProvider, number> = { sqlite: 400, postgresql: 2000 
 export function openStore(databaseUrl: string | undefined): HistoryStore {
   const target = parseDatabaseUrl(databaseUrl);
   let prisma: PrismaClient;
+  let ready: Promise<void> = Promise.resolve();
   if (target.provider === "postgresql") {
     const adapter = new PrismaPg({ connectionString: target.url, application_name: "lockscope-dashboard" });
     prisma = new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
@@ -124,6 +124,7 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     const file = target.url.slice("file:".length);
     if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: target.url }) });
+    ready = sqlitePragmas(prisma);
   }
   const provider = target.provider;
   return {
@@ -131,6 +132,7 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       const stored: string[] = [];
       const freshAll: LockEvent[] = [];
       const size = CHUNK[provider];
+      await ready;
       for (let i = 0; i < events.length; i += size) {
         const chunk = dedupe(events.slice(i, i + size));
         const fresh = await prisma.$transaction(async (tx) => {
@@ -285,59 +287,64 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
 }
 
 /**
- * Inserts the events not stored yet and returns those, in input order. SQLite has one writer, so reading the known
- * ids first is exact there. PostgreSQL may have several dashboards writing the same agent's replayed batch at once
- * (the agent reconnected elsewhere), so there one INSERT ... ON CONFLICT DO NOTHING RETURNING decides, in id
- * order so that two overlapping batches wait for each other instead of deadlocking.
+ * How each engine keeps a DateTime written by Prisma: SQLite as ISO text with an explicit +00:00 offset (what the
+ * better-sqlite3 adapter writes and compares as text), PostgreSQL as TIMESTAMP(3) holding UTC.
+ */
+function sqlTime(provider: DatabaseProvider, d: Date): string {
+  const iso = d.toISOString();
+  return provider === "sqlite" ? `${iso.slice(0, -1)}+00:00` : iso;
+}
+
+/**
+ * Inserts the events not stored yet and returns those, in input order: one statement per batch, whose rows arrive
+ * as one JSON parameter (json_each in SQLite, jsonb_to_recordset in PostgreSQL) instead of 13 bound values per
+ * event, since building and binding those cost more than the insert itself. INSERT ... ON CONFLICT DO NOTHING
+ * RETURNING decides what is new in the same statement, so a batch replayed to two dashboards at once (the agent
+ * reconnected elsewhere) is stored once; rows go in id order so two overlapping batches wait for each other
+ * instead of deadlocking.
  */
 async function insertNewEvents(tx: Tx, provider: DatabaseProvider, chunk: LockEvent[]): Promise<LockEvent[]> {
   if (chunk.length === 0) return [];
-  if (provider === "sqlite") {
-    const existing = await tx.event.findMany({ where: { id: { in: chunk.map((e) => e.id) } }, select: { id: true } });
-    const have = new Set(existing.map((e) => e.id));
-    const fresh = chunk.filter((e) => !have.has(e.id));
-    if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
-    return fresh;
-  }
-  const rows = [...chunk].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(toRow);
-  const values = Prisma.join(
-    rows.map(
-      (r) =>
-        Prisma.sql`(${r.id}, ${r.agentId}, ${r.type}, ${r.lockId}, ${r.backend}, ${r.source}, ${r.resource}, ${r.owner}, ${r.previousOwner}, ${r.library}, ${r.ttlMs}, ${r.at}, ${r.detail})`,
-    ),
-  );
-  const inserted = await tx.$queryRaw<
-    { id: string }[]
-  >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "detail") VALUES ${values}
-    ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
+  const receivedAt = sqlTime(provider, new Date());
+  const rows = [...chunk]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((e) => {
+      const r = toRow(e);
+      return { ...r, at: sqlTime(provider, r.at), receivedAt };
+    });
+  const json = JSON.stringify(rows);
+  const inserted =
+    provider === "sqlite"
+      ? await tx.$queryRaw<
+          { id: string }[]
+        >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "receivedAt", "detail")
+          SELECT value ->> 'id', value ->> 'agentId', value ->> 'type', value ->> 'lockId', value ->> 'backend', value ->> 'source', value ->> 'resource', value ->> 'owner', value ->> 'previousOwner', value ->> 'library', value ->> 'ttlMs', value ->> 'at', value ->> 'receivedAt', value ->> 'detail'
+          FROM json_each(${json}) WHERE true
+          ON CONFLICT ("id") DO NOTHING RETURNING "id"`
+      : await tx.$queryRaw<
+          { id: string }[]
+        >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "receivedAt", "detail")
+          SELECT x."id", x."agentId", x."type", x."lockId", x."backend", x."source", x."resource", x."owner", x."previousOwner", x."library", x."ttlMs", x."at" AT TIME ZONE 'UTC', x."receivedAt" AT TIME ZONE 'UTC', x."detail"
+          FROM jsonb_to_recordset(${json}::jsonb) AS x("id" text, "agentId" text, "type" text, "lockId" text, "backend" text, "source" text, "resource" text, "owner" text, "previousOwner" text, "library" text, "ttlMs" integer, "at" timestamptz, "receivedAt" timestamptz, "detail" text)
+          ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
   const fresh = new Set(inserted.map((r) => r.id));
   return chunk.filter((e) => fresh.has(e.id));
 }
 
 /**
- * Adds counts to the hourly rollups: one multi-row upsert per 50 rows (SQLite) or 1000 (PostgreSQL), so a first
- * snapshot of 10,000 locks does not take longer than the agent's ack. Sorted by key on PostgreSQL, where two
- * dashboards may upsert the same rows at once.
+ * Adds counts to the hourly rollups in one upsert per batch (rows as one JSON parameter, as above). Sorted by key,
+ * since two dashboards on PostgreSQL may upsert the same rows at once.
  */
 async function addRollups(tx: Tx, provider: DatabaseProvider, all: ResourceHourRow[]): Promise<void> {
-  const rows =
-    provider === "postgresql"
-      ? [...all].sort((a, b) =>
-          a.lockId < b.lockId ? -1 : a.lockId > b.lockId ? 1 : a.hour.getTime() - b.hour.getTime(),
-        )
-      : all;
-  // The larger of two values: a scalar MAX in SQLite, GREATEST in PostgreSQL (where MAX is only an aggregate).
-  const greatest = provider === "postgresql" ? Prisma.raw("GREATEST") : Prisma.raw("MAX");
-  const size = provider === "postgresql" ? 1000 : 50;
-  for (let j = 0; j < rows.length; j += size) {
-    const part = rows.slice(j, j + size);
-    const values = Prisma.join(
-      part.map(
-        (r) =>
-          Prisma.sql`(${r.lockId}, ${r.resource}, ${r.backend}, ${r.hour}, ${r.acquisitions}, ${r.releases}, ${r.expiries}, ${r.ownerChanges}, ${r.holdCount}, ${r.holdMsSum}, ${r.holdMsMax})`,
-      ),
-    );
-    await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax") VALUES ${values}
+  if (all.length === 0) return;
+  const rows = [...all]
+    .sort((a, b) => (a.lockId < b.lockId ? -1 : a.lockId > b.lockId ? 1 : a.hour.getTime() - b.hour.getTime()))
+    .map((r) => ({ ...r, hour: sqlTime(provider, r.hour) }));
+  const json = JSON.stringify(rows);
+  if (provider === "sqlite") {
+    await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
+      SELECT value ->> 'lockId', value ->> 'resource', value ->> 'backend', value ->> 'hour', value ->> 'acquisitions', value ->> 'releases', value ->> 'expiries', value ->> 'ownerChanges', value ->> 'holdCount', value ->> 'holdMsSum', value ->> 'holdMsMax'
+      FROM json_each(${json}) WHERE true
       ON CONFLICT ("lockId", "hour") DO UPDATE SET
         "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
         "releases" = "ResourceHour"."releases" + excluded."releases",
@@ -345,8 +352,30 @@ async function addRollups(tx: Tx, provider: DatabaseProvider, all: ResourceHourR
         "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
         "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
         "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
-        "holdMsMax" = ${greatest}("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+        "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+    return;
   }
+  // GREATEST: MAX is only an aggregate in PostgreSQL.
+  await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
+    SELECT x."lockId", x."resource", x."backend", x."hour" AT TIME ZONE 'UTC', x."acquisitions", x."releases", x."expiries", x."ownerChanges", x."holdCount", x."holdMsSum", x."holdMsMax"
+    FROM jsonb_to_recordset(${json}::jsonb) AS x("lockId" text, "resource" text, "backend" text, "hour" timestamptz, "acquisitions" integer, "releases" integer, "expiries" integer, "ownerChanges" integer, "holdCount" integer, "holdMsSum" double precision, "holdMsMax" double precision)
+    ON CONFLICT ("lockId", "hour") DO UPDATE SET
+      "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
+      "releases" = "ResourceHour"."releases" + excluded."releases",
+      "expiries" = "ResourceHour"."expiries" + excluded."expiries",
+      "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
+      "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
+      "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
+      "holdMsMax" = GREATEST("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+}
+
+/**
+ * WAL: readers (the pages, the API) no longer wait for the writer, and a commit appends to one file instead of
+ * rewriting a rollback journal, which is most of the cost of a batch of events. synchronous stays FULL (the
+ * default): an acknowledged event must survive a power cut, since the agent drops it once acknowledged.
+ */
+async function sqlitePragmas(prisma: PrismaClient): Promise<void> {
+  await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
 }
 
 function dedupe(events: LockEvent[]): LockEvent[] {
