@@ -19,6 +19,7 @@ import { migrateDatabase, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
 import { openStore } from "./store";
+import { withWriteTiming } from "./store-timing";
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} dashboard ${line}\n`);
@@ -30,7 +31,9 @@ async function main(): Promise<void> {
   if (migrated?.applied.length) log(`applied migrations: ${migrated.applied.join(", ")}`);
   if (migrated?.unknown.length)
     log(`database has migrations this version does not know: ${migrated.unknown.join(", ")}`);
-  const store = openStore(config.databaseUrl);
+  // Late-bound: the metrics registry is built below, from the live state.
+  let observeWrite: (seconds: number, events: number) => void = () => undefined;
+  const store = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
   const live = new LiveState();
   const agents = new AgentGateway();
   const { auth, oneTimePassword } = await Authenticator.create(
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
   });
   const openByRule = new Map<string, number>();
   const metrics = new Metrics(live, () => openByRule);
+  observeWrite = (s, n) => metrics.observeStoreWrite(config.databaseProvider, s, n);
   const webhooks = new WebhookSender(store, log);
   const pruner = new RetentionPruner(store, {
     eventDays: config.retentionDays,
