@@ -2,7 +2,7 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all five measurements, about four minutes
+ *   npm run bench                         all six measurements, about six minutes
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
  *
@@ -17,6 +17,7 @@ import { measureAgentMemory } from "./agent-memory";
 import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
+import { measureIngest } from "./ingest";
 import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
 import { seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
 import { keyspaceNotificationSupport } from "./support/agent-features";
@@ -31,7 +32,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const TOTAL_KEYS = 1_000_000;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
 const WATCHDOG_MS = 10 * 60_000;
-const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper"] as const;
+const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper", "ingest"] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
   discovery: "Discovery scan",
@@ -39,6 +40,7 @@ const TITLES: Record<SectionId, string> = {
   events: "Event latency",
   memory: "Agent memory",
   zookeeper: "ZooKeeper",
+  ingest: "Ingest from many agents",
 };
 
 const started = performance.now();
@@ -147,6 +149,8 @@ async function main(): Promise<number> {
     } else {
       for (const id of ["events", "memory", "zookeeper"] as const) sections.push(skipped(id));
     }
+    // Its own dashboards (one on SQLite, one on PostgreSQL), after the others have stopped theirs' load.
+    sections.push(await section("ingest", only, () => measureIngest({ cleanup }, log)));
   } finally {
     log("stopping servers");
     await cleanup.runAll(log);
