@@ -2,12 +2,14 @@ import { ConfigError, readBool, readHttpUrl, readInt, readList, readString, type
 import { DEFAULT_ALERT_RULES, type AlertRulesConfig } from "./alerts/rules";
 import { parseWebhookTargets, type WebhookTarget } from "./alerts/webhooks";
 import { loadAuthConfig, type AuthConfig } from "./auth/principals";
-import { databaseFileUrl } from "./database-url";
+import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
 
 export interface DashboardConfig {
   port: number;
   host: string;
   databaseUrl: string;
+  /** sqlite for a file: URL, postgresql for a postgresql:// URL. */
+  databaseProvider: DatabaseProvider;
   agentToken: string;
   /** Serve the Next.js pages (off for API-only runs such as integration tests). */
   ui: boolean;
@@ -35,9 +37,9 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   if (agentToken === "")
     throw new ConfigError("AGENT_TOKEN", "is required: agents must present it (npm start generates one)");
   if (agentToken.length < 16) throw new ConfigError("AGENT_TOKEN", "must be at least 16 characters");
-  let databaseUrl: string;
+  let database: ReturnType<typeof parseDatabaseUrl>;
   try {
-    databaseUrl = databaseFileUrl(env.DATABASE_URL);
+    database = parseDatabaseUrl(env.DATABASE_URL);
   } catch (err) {
     throw new ConfigError("DATABASE_URL", err instanceof Error ? err.message.replace(/^DATABASE_URL /, "") : "invalid");
   }
@@ -58,7 +60,8 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     host,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseProvider: database.provider,
     agentToken,
     ui: ui === "on",
     auth,
