@@ -15,7 +15,7 @@ import {
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
-import type { AuditEntryView, AuditOutcome, ReleaseNodeResult } from "../contract/release";
+import type { AuditEntryView, ReleaseNodeResult, ReleaseOutcome } from "../contract/release";
 
 export interface ResourceHourRow {
   lockId: string;
@@ -347,7 +347,7 @@ function auditFromRow(r: AuditRow): AuditEntryView {
   } catch {
     perNode = [];
   }
-  return { ...r, at: r.at.toISOString(), outcome: r.outcome as AuditOutcome, perNode };
+  return { ...r, at: r.at.toISOString(), outcome: r.outcome as ReleaseOutcome, perNode };
 }
 
 type Tx = Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
