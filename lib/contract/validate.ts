@@ -4,7 +4,6 @@
  */
 import { z } from "zod";
 import type { Hazard, Lock, LockEvent, QuorumView, SourceStatus, Waiter, ZkLockView } from "./lock";
-import type { ReleaseResult } from "./release";
 import type { AgentSnapshot, AgentUpdate } from "./socket";
 
 const MAX_TEXT = 4096;
@@ -159,24 +158,6 @@ const updateSchema: z.ZodType<AgentUpdate> = z.object({
   events: z.array(eventSchema).max(10_000),
 });
 
-const releaseOutcome = z.enum([
-  "released",
-  "nothing-to-do",
-  "refused-owner-changed",
-  "dry-run",
-  "refused",
-  "rejected",
-  "error",
-]);
-
-/** An agent's answer to a release command: checked before it is shown to the operator and written to the audit log. */
-const releaseResultSchema: z.ZodType<ReleaseResult> = z.object({
-  outcome: releaseOutcome,
-  message: text,
-  plan: z.array(text).max(1000),
-  perNode: z.array(z.object({ node: text, outcome: releaseOutcome, detail: text.optional() })).max(1000),
-});
-
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function parseWith<T>(schema: z.ZodType<T>, input: unknown): Parsed<T> {
@@ -189,4 +170,3 @@ function parseWith<T>(schema: z.ZodType<T>, input: unknown): Parsed<T> {
 
 export const parseAgentSnapshot = (input: unknown) => parseWith(snapshotSchema, input);
 export const parseAgentUpdate = (input: unknown) => parseWith(updateSchema, input);
-export const parseReleaseResult = (input: unknown) => parseWith(releaseResultSchema, input);

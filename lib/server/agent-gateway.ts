@@ -1,7 +1,7 @@
 import type { Socket } from "socket.io";
 import type { ReleaseCommand, ReleaseResult } from "../contract/release";
 import type { AgentToServerEvents, ServerToAgentEvents } from "../contract/socket";
-import { parseReleaseResult } from "../contract/validate";
+import { parseReleaseResult } from "../contract/release-answer";
 
 type AgentSocket = Socket<AgentToServerEvents, ServerToAgentEvents>;
 

@@ -1,16 +1,9 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import type { Server } from "socket.io";
 import {
-  AGENT_MAX_MESSAGE_BYTES,
   AGENT_NAMESPACE,
-  AGENT_SOCKET_PATH,
-  AGENT_TOKEN_HEADER,
-  UI_MAX_MESSAGE_BYTES,
   UI_NAMESPACE,
-  UI_SOCKET_PATH,
   type AgentAck,
-  type AgentHandshake,
   type AgentToServerEvents,
   type ServerToAgentEvents,
   type ServerToUiEvents,
@@ -22,27 +15,12 @@ import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
 import type { Authenticator } from "./auth/authenticator";
 import type { LiveState } from "./live-state";
+import { createSocketServers, sameSecret } from "./socket-servers";
 import type { HistoryStore } from "./store";
-
-function sameSecret(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** A socket that has not joined a namespace within this time is closed (socket.io's default is 45 s). */
-const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * socket.io glue: agents stream into the live state and the history store; browsers get the state on connect and
  * deltas after. An agent's message is acknowledged only after its events are committed to the store.
- *
- * Two socket.io servers share the HTTP port, because the message size limit is per engine.io server: agents (large
- * snapshots) on AGENT_SOCKET_PATH, where the agent token is checked on the HTTP request before the websocket is
- * accepted, so nobody without it gets a single frame read; browsers on the default path with a small limit
- * (UI_MAX_MESSAGE_BYTES), since they only listen. Each serves its one namespace; the default namespace is refused.
- * Returns the browsers' server (for pushing to /ui).
  */
 export function attachHub(
   http: HttpServer,
@@ -59,27 +37,8 @@ export function attachHub(
     onChange?: () => void;
   },
 ): Server {
-  const io = new Server(http, {
-    path: UI_SOCKET_PATH,
-    maxHttpBufferSize: UI_MAX_MESSAGE_BYTES,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    serveClient: false,
-  });
-  const agentIo = new Server(http, {
-    path: AGENT_SOCKET_PATH,
-    maxHttpBufferSize: AGENT_MAX_MESSAGE_BYTES,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    serveClient: false,
-    // Runs on the HTTP request (handshake or websocket upgrade), before anything the client sends is read.
-    allowRequest: (req, callback) => {
-      if (sameSecret(req.headers[AGENT_TOKEN_HEADER], deps.agentToken)) return callback(null, true);
-      callback(`unauthorised: wrong or missing agent token (send it in the ${AGENT_TOKEN_HEADER} header)`, false);
-    },
-  });
-  const refuseDefault = (server: Server, hint: string) =>
-    server.use((_socket, next) => next(new Error(`the default namespace is not served: connect to ${hint}`)));
-  refuseDefault(io, UI_NAMESPACE);
-  refuseDefault(agentIo, AGENT_NAMESPACE);
+  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
+  const { io, agentIo } = createSocketServers(http, deps.agentToken);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
   const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
@@ -92,7 +51,7 @@ export function attachHub(
   };
 
   agents.use((socket, next) => {
-    const auth = socket.handshake.auth as Partial<Record<keyof AgentHandshake, unknown>>;
+    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };
     if (!sameSecret(auth.token, deps.agentToken)) return next(new Error("unauthorised: wrong or missing agent token"));
     if (typeof auth.agentId !== "string" || auth.agentId === "" || auth.agentId.length > 128) {
       return next(new Error("agentId is required (1 to 128 characters)"));
@@ -100,6 +59,7 @@ export function attachHub(
     // Without an instance id (an older agent) each connection counts as its own process.
     const instanceId =
       typeof auth.instanceId === "string" && auth.instanceId !== "" ? auth.instanceId.slice(0, 128) : socket.id;
+    // One live connection per agent id: release commands must reach the process that reported the lock.
     const admission = deps.agents.admission(auth.agentId, instanceId);
     if (!admission.admit) {
       deps.log(`refused a second connection for agent ${auth.agentId} from ${socket.handshake.address}`);
