@@ -30,10 +30,10 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
-/** After the dashboard refused the handshake itself (socket.io then stops reconnecting), try again this often. */
-export const REFUSED_RETRY_MS = 5000;
 /** Figures that move at every poll (latencies, clock offsets, scan times) are sent at most this often on their own. */
 export const SOURCES_REFRESH_MS = 2000;
+/** After the dashboard refused the handshake itself (socket.io then stops reconnecting), try again this often. */
+export const REFUSED_RETRY_MS = 5000;
 
 /**
  * What of the sources' status is news at once: up/down, errors, lock counts, node health. Per-poll figures are left

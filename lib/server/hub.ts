@@ -13,9 +13,9 @@ import {
 import type { LockEvent } from "../contract/lock";
 import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
+import { createSocketServers, sameSecret } from "./socket-servers";
 import type { Authenticator } from "./auth/authenticator";
 import type { LiveState } from "./live-state";
-import { createSocketServers, sameSecret } from "./socket-servers";
 import type { HistoryStore } from "./store";
 
 /**
