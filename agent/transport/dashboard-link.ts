@@ -3,9 +3,9 @@ import { io, type Socket } from "socket.io-client";
 import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import {
-  AGENT_NAMESPACE,
   AGENT_SOCKET_PATH,
   AGENT_TOKEN_HEADER,
+  AGENT_NAMESPACE,
   type AgentAck,
   type AgentHandshake,
   type AgentToServerEvents,
