@@ -85,6 +85,21 @@ describe("one agent per agent id", () => {
     await waitForOutput(second, "the second agent connected after the first left", /connected to dashboard/);
   });
 
+  it("an agent with a wrong token is refused before its websocket is accepted, and logs the dashboard's reason", async () => {
+    const wrong = startAgent(dashboard.url, {
+      AGENT_ID: "dc-wrong",
+      AGENT_TOKEN: "not-the-agent-token-0123",
+      REDIS_URLS: elsewhere.url,
+    });
+    agents.push(wrong);
+    await waitForOutput(
+      wrong,
+      "the refused agent logged why",
+      /cannot reach dashboard: websocket error.*the dashboard says "unauthorised: wrong or missing agent token/,
+    );
+    await wrong.stop();
+  });
+
   it("lets the same agent process replace a connection the dashboard still thinks is open", async () => {
     const old = connectRawAgent(dashboard.url, { agentId: "dc-raw", instanceId: "process-1" });
     await connected(old);
@@ -137,16 +152,14 @@ describe("an agent's release answer is checked before it is believed", () => {
       hazards: [],
       agentId: "liar",
     };
-    const ack = (await agent
-      .timeout(5000)
-      .emitWithAck("agent:snapshot", {
-        agentId: "liar",
-        agentName: "liar",
-        version: "1",
-        at,
-        sources: [],
-        locks: [lock],
-      })) as {
+    const ack = (await agent.timeout(5000).emitWithAck("agent:snapshot", {
+      agentId: "liar",
+      agentName: "liar",
+      version: "1",
+      at,
+      sources: [],
+      locks: [lock],
+    })) as {
       ok: boolean;
     };
     expect(ack.ok).toBe(true);
