@@ -101,6 +101,15 @@ describe("release bodies are validated: wrong types change nothing", () => {
   });
 });
 
+describe("sign-in bodies are validated", () => {
+  it("a password of the wrong type is a 400 naming it, not a sign-in attempt", async () => {
+    const res = await post("/api/auth/login", JSON.stringify({ name: "operator1", password: 12345 }), null);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain("password: must be a string");
+    expect(res.headers.get("set-cookie")).toBeNull();
+  });
+});
+
 describe("every release attempt by a known actor is audited", () => {
   it("refused for role, CSRF, a bad id and a bad body: one row each, naming the actor; none without credentials", async () => {
     const key = "sec:lock:audit-gaps";

@@ -64,7 +64,9 @@ export async function acknowledgeAlert(req: ApiRequest, deps: ApiDeps, id: strin
   try {
     raw = await req.json();
   } catch (err) {
-    return refuse(fail(400, err instanceof Error ? err.message : "invalid JSON body"));
+    // Audited, then answered by the HTTP layer as for any route (400 for bad JSON, 413 for a body over the limit).
+    await audit("rejected", err instanceof Error ? err.message : String(err));
+    throw err;
   }
   // No body (or an empty one) is fine; anything else must be the documented object.
   const checked = checkBody(alertAckSchema, raw ?? {});

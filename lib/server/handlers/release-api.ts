@@ -71,18 +71,27 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   };
 
   // The body is read before any refusal, so the audit row says what was attempted (owner, reason, dry run).
-  let bodyError: string | null = null;
+  let bodyError: unknown = null;
   try {
     raw = await req.json();
   } catch (err) {
-    bodyError = err instanceof Error ? err.message : "invalid JSON body";
+    bodyError = err ?? new Error("invalid JSON body");
   }
   const denied = requireRole(req, "operator");
   if (denied) return refuse(denied);
   const csrf = deps.auth.checkCsrf(principal, req.headers);
   if (csrf) return refuse(fail(403, `CSRF check failed: ${csrf}`));
   if (!validId) return refuse(fail(400, "lock id must be URL-safe (A-Z a-z 0-9 _ -)"));
-  if (bodyError !== null) return reject(400, bodyError);
+  if (bodyError !== null) {
+    // Audited, then answered by the HTTP layer as for any route (400 for bad JSON, 413 for a body over the limit).
+    await audit({
+      outcome: "rejected",
+      message: bodyError instanceof Error ? bodyError.message : String(bodyError),
+      plan: [],
+      perNode: [],
+    });
+    throw bodyError;
+  }
   const wait = deps.releaseLimiter.take(principal.name);
   if (wait > 0) {
     return reject(429, "too many release attempts; wait before trying again", {
