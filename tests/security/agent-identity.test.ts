@@ -74,7 +74,12 @@ describe("one agent per agent id", () => {
       /dashboard refused this agent: agent id dc-one is already connected from another agent process/,
     );
 
-    const res = await release(lock.id, { expectedOwner: "worker-9", reason: "worker 9 is gone", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "worker-9",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "worker 9 is gone",
+      confirm: key,
+    });
     const body = (await res.json()) as ReleaseResult;
     expect(body.outcome).toBe("released");
     expect(await watched.client().exists(key)).toBe(0);

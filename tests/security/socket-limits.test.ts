@@ -144,9 +144,9 @@ describe("only the namespaces lockscope serves", () => {
 
   it("still serves signed-in browsers on /ui", async () => {
     const ui = viewerSocket(UI_NAMESPACE);
-    const state = new Promise((resolve) => ui.once("locks:state", resolve));
+    const state = new Promise((resolve) => ui.once("sources:state", resolve));
     await connected(ui);
-    expect(await state).toMatchObject({ locks: expect.any(Array) });
+    expect(await state).toMatchObject({ sources: expect.any(Array) });
     ui.close();
   });
 });
