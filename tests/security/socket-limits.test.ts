@@ -74,7 +74,7 @@ describe("socket.io cannot be used to fill the dashboard's memory", () => {
     expect(bearer.status).toBe(400); // a user's token is not an agent token
   });
 
-  it("an agent with the token may send a message far over the browser limit (a snapshot is one message)", async () => {
+  it("an agent with the token may send a message far over the browser limit (an update carries every changed lock)", async () => {
     expect(AGENT_MAX_MESSAGE_BYTES).toBeGreaterThan(UI_MAX_MESSAGE_BYTES);
     const agent = connectRawAgent(dashboard.url, { agentId: "big-snapshot" });
     await connected(agent);
