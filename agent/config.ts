@@ -125,8 +125,8 @@ export function parseRedisTarget(variable: string, raw: string): RedisTarget {
   return { id: `${url.protocol}//${url.hostname}:${port}/${db}`, url: raw, db: Number(db) };
 }
 
-export function loadAgentConfig(env: Env = process.env): AgentConfig {
-  const port = readInt(env, "PORT", 3000, 1, 65535);
+/** REDIS_URLS, each node once; the local default when the variable is not set. */
+export function loadRedisTargets(env: Env): RedisTarget[] {
   const redisUrls = readList(env, "REDIS_URLS") ?? ["redis://127.0.0.1:6379"];
   const redis = redisUrls.map((u) => parseRedisTarget("REDIS_URLS", u));
   const ids = new Set<string>();
@@ -134,6 +134,12 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     if (ids.has(r.id)) throw new ConfigError("REDIS_URLS", `${r.id} is listed twice`);
     ids.add(r.id);
   }
+  return redis;
+}
+
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
+  const port = readInt(env, "PORT", 3000, 1, 65535);
+  const redis = loadRedisTargets(env);
   const lockPatterns = readList(env, "LOCK_PATTERNS") ?? DEFAULT_LOCK_PATTERNS;
   if (lockPatterns.length === 0) throw new ConfigError("LOCK_PATTERNS", "is set but names no pattern");
   const agentToken = readString(env, "AGENT_TOKEN", "");

@@ -52,6 +52,20 @@ if [ -z "${REDIS_URLS:-}" ]; then
   demo_pid=$!
 fi
 
+# Database locks: with neither POSTGRES_URLS nor MYSQL_URLS set, watch the local PostgreSQL / MariaDB when they
+# answer on loopback, with a demo workload in a throwaway database (dropped on exit). LOCKSCOPE_DB_DEMO=off skips it.
+if [ -z "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ] && [ "${LOCKSCOPE_DB_DEMO:-on}" != "off" ]; then
+  eval "$(npx tsx scripts/demo-db-locks.ts --detect)"
+  if [ -n "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ]; then
+    # Short thresholds so the demo's idle holders are flagged within a minute, not ten.
+    export DB_IDLE_HOLDER_MS="${DB_IDLE_HOLDER_MS:-30000}" DB_IDLE_IN_TRANSACTION_MS="${DB_IDLE_IN_TRANSACTION_MS:-15000}"
+    echo "lockscope: watching database locks on ${POSTGRES_URLS:-} ${MYSQL_URLS:-} with a demo workload"
+    # tsx itself, not npx: SIGTERM from the cleanup must reach the script so it drops its demo database.
+    node_modules/.bin/tsx scripts/demo-db-locks.ts &
+    pids+=($!)
+  fi
+fi
+
 echo "lockscope: open http://127.0.0.1:${PORT:-3000}"
 node dist/start.mjs &
 start_pid=$!

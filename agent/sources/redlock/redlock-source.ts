@@ -1,6 +1,6 @@
 import type { Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseNodeResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import { escapeBytes } from "../../core/escape";
 import { compilePatterns } from "../../core/glob";
 import { lockId } from "../../core/lock-id";

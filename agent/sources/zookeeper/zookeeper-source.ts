@@ -9,7 +9,7 @@
  */
 import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import { lockId } from "../../core/lock-id";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";

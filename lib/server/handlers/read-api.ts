@@ -5,6 +5,7 @@ import type {
   LockDetailResponse,
   LocksResponse,
 } from "../../contract/api";
+import { BACKENDS, isBackend } from "../../contract/lock";
 import { currentLock } from "../lock-index";
 import { parseLockQuery } from "../lock-query";
 import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
@@ -113,8 +114,8 @@ export async function listEvents(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   const since = parseSince(p.get("since"));
   if (typeof since === "string") return fail(400, since);
   const backend = p.get("backend") ?? undefined;
-  if (backend && !["redis", "redlock", "zookeeper"].includes(backend)) {
-    return fail(400, "backend must be redis, redlock or zookeeper");
+  if (backend && !isBackend(backend)) {
+    return fail(400, `backend must be one of ${BACKENDS.join(", ")}`);
   }
   const body: EventsResponse = {
     events: await deps.store.listEvents({

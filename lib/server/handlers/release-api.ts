@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Lock } from "../../contract/lock";
-import type { ReleaseResult } from "../../contract/release";
+import { RELEASE_ROLE, type ReleaseResult } from "../../contract/release";
 import { checkBody, MAX_RELEASE_REASON, releaseRequestSchema } from "../../contract/requests";
 import type { NewAuditEntry } from "../store";
 import { LOCK_ID } from "./read-api";
@@ -114,6 +114,9 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
     };
     await audit(result);
     return { status: 200, body: result };
+  }
+  if (RELEASE_ROLE[lock.backend] === "admin" && principal.role !== "admin") {
+    return reject(403, `releasing a ${lock.backend} lock ends the holder's database session: this needs admin`);
   }
   if (!dryRun && body.confirm !== lock.resource) {
     return reject(400, "type the resource name exactly to confirm a real release");
