@@ -62,30 +62,7 @@ export function rawUpgrade(port: number, path: string, headers: Record<string, s
  */
 export async function sendHugeFrame(socket: Socket, size: number, afterMs = 3000): Promise<number | null> {
   let closeCode: number | null = null;
-  let incoming = Buffer.alloc(0);
-  socket.on("data", (d: Buffer) => {
-    incoming = Buffer.concat([incoming, d]);
-    // Server frames are unmasked: opcode 8 is close, its payload starts with the 2-byte code.
-    let at = 0;
-    while (incoming.length - at >= 2) {
-      const opcode = incoming[at]! & 0x0f;
-      let len = incoming[at + 1]! & 0x7f;
-      let head = 2;
-      if (len === 126) {
-        if (incoming.length - at < 4) break;
-        len = incoming.readUInt16BE(at + 2);
-        head = 4;
-      } else if (len === 127) {
-        if (incoming.length - at < 10) break;
-        len = Number(incoming.readBigUInt64BE(at + 2));
-        head = 10;
-      }
-      if (incoming.length - at < head + len) break;
-      if (opcode === 8 && len >= 2) closeCode = incoming.readUInt16BE(at + head);
-      at += head + len;
-    }
-    incoming = incoming.subarray(at);
-  });
+  onCloseFrame(socket, (code) => (closeCode = code));
   const closed = new Promise<void>((resolve) => {
     socket.once("close", () => resolve());
     socket.on("error", () => resolve());
@@ -112,6 +89,34 @@ export async function sendHugeFrame(socket: Socket, size: number, afterMs = 3000
   await Promise.race([closed, new Promise((r) => setTimeout(r, afterMs))]);
   socket.destroy();
   return closeCode;
+}
+
+/** Calls `onClose` with the code of the close frame the server sends (server frames are unmasked). */
+export function onCloseFrame(socket: Socket, onClose: (code: number) => void): void {
+  let incoming = Buffer.alloc(0);
+  socket.on("data", (d: Buffer) => {
+    incoming = Buffer.concat([incoming, d]);
+    let at = 0;
+    while (incoming.length - at >= 2) {
+      const opcode = incoming[at]! & 0x0f;
+      let len = incoming[at + 1]! & 0x7f;
+      let head = 2;
+      if (len === 126) {
+        if (incoming.length - at < 4) break;
+        len = incoming.readUInt16BE(at + 2);
+        head = 4;
+      } else if (len === 127) {
+        if (incoming.length - at < 10) break;
+        len = Number(incoming.readBigUInt64BE(at + 2));
+        head = 10;
+      }
+      if (incoming.length - at < head + len) break;
+      // Opcode 8 is close; its payload starts with the 2-byte code.
+      if (opcode === 8) onClose(len >= 2 ? incoming.readUInt16BE(at + head) : 1005);
+      at += head + len;
+    }
+    incoming = incoming.subarray(at);
+  });
 }
 
 /** The pid of the node process that runs the script under `tsx` (tsx starts it as a child). */

@@ -12,7 +12,7 @@ import {
   UI_NAMESPACE,
 } from "../../lib/contract/socket";
 import { connectRawAgent, connected } from "../harness/agent-socket";
-import { peakRssBytes, rawUpgrade, scriptPid, sendHugeFrame } from "../harness/raw-websocket";
+import { onCloseFrame, peakRssBytes, rawUpgrade, scriptPid, sendHugeFrame } from "../harness/raw-websocket";
 import { startDashboard, TEST_AGENT_TOKEN, TOKENS, waitFor, type Dashboard } from "../harness/stack";
 
 let dashboard: Dashboard;
@@ -58,6 +58,18 @@ describe("socket.io cannot be used to fill the dashboard's memory", () => {
     // 20 MB. The bound leaves room for a process that is still settling, far below what buffering would cost.
     expect(grew, `peak RSS grew by ${Math.round(grew / MB)} MB`).toBeLessThan(150 * MB);
     expect((await fetch(`${dashboard.url}/api/health`)).status).toBe(200);
+  });
+
+  it("closes a websocket that joins no namespace after the connect timeout, long before socket.io's ping timeout", async () => {
+    const idle = await rawUpgrade(dashboard.port, UI_WS);
+    expect(idle.status).toBe(101);
+    const opened = Date.now();
+    let closedAfterMs = -1;
+    onCloseFrame(idle.socket, () => (closedAfterMs = Date.now() - opened));
+    // 10 s connect timeout; the ping timeout alone would take 45 s (25 s interval + 20 s wait).
+    await waitFor("the idle socket closed", () => closedAfterMs >= 0, { timeoutMs: 20_000 });
+    expect(closedAfterMs).toBeLessThan(20_000);
+    idle.socket.destroy();
   });
 
   it("refuses the agents' channel before the websocket is accepted without the agent token", async () => {
