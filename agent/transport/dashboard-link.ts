@@ -278,7 +278,7 @@ export class DashboardLink {
 }
 
 /** socket.io-client's transport errors carry the useful part (the HTTP status, ECONNREFUSED) in `description`. */
-function describeConnectError(err: Error & { description?: unknown }): string {
+export function describeConnectError(err: Error & { description?: unknown }): string {
   const d = err.description as { message?: unknown; error?: { message?: unknown } } | string | undefined;
   const inner = typeof d === "string" ? d : typeof d?.message === "string" ? d.message : d?.error?.message;
   return typeof inner === "string" && inner !== "" && inner !== err.message ? `${err.message} (${inner})` : err.message;
