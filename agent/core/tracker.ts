@@ -36,6 +36,11 @@ export interface TrackerOptions {
 /** How many released owners are remembered per source, to spot a token that comes back after its release. */
 const RECENT_RELEASES = 10_000;
 
+/** Both holdings are named exactly and the names differ (a missing fingerprint proves nothing either way). */
+function differentHolding(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a !== b;
+}
+
 function fingerprint(lock: Lock): string {
   const { ttlMs: _t, observedAt: _o, holders, ...rest } = lock;
   // Permit leases count down like the lock's own TTL: only who holds (and since when) is a change.
@@ -132,6 +137,9 @@ export class LockTracker {
         } else out.events.push(this.event("acquired", lock, observedAtMs, detail));
         continue;
       }
+      // Two holdings can share the display owner (a value cut at 128 characters); the fingerprint tells them apart.
+      const otherHolding =
+        prev.lock.owner === obs.owner && differentHolding(prev.lock.ownerFingerprint, obs.ownerFingerprint);
       // With several holders by design, the first one changing is a permit coming or going, not a new owner.
       const multi = obs.holders !== undefined;
       const c = classifyChange(
@@ -191,6 +199,7 @@ export class LockTracker {
         if (ownerChanged) {
           extra.afterExpiry = c.afterExpiry ?? false;
           extra.heldMs = observedAtMs - Date.parse(prev.lock.since);
+          if (otherHolding) extra.sameOwnerText = true;
         }
         out.events.push(this.event(c.type, lock, observedAtMs, extra, prev.lock.owner));
         if (!changed) out.upserts.push(lock); // a renewal changes only the TTL, which the fingerprint ignores

@@ -5,12 +5,13 @@ import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
 import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
 import { QueuePanel } from "../zookeeper/queue-panel";
-import type { ReleaseResult } from "@/lib/contract/release";
+import { RELEASE_ROLE, type ReleaseResult } from "@/lib/contract/release";
+import { DbLockPanel } from "../database/db-lock-panel";
 import { LockContention } from "../history/lock-contention";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
@@ -42,7 +43,9 @@ const STATUS_TONE = {
 } as const;
 
 export function LockDetail({ id }: { id: string }) {
-  const { locks, recentEvents } = useLiveLocks();
+  const { recentEvents } = useLiveLocks();
+  // A subscription to this one lock: the page follows it live without receiving any other.
+  const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
   const [history, setHistory] = useState<LockEvent[] | null>(null);
@@ -69,7 +72,7 @@ export function LockDetail({ id }: { id: string }) {
     };
   }, [id, latestForLock]);
 
-  const live = locks.get(id);
+  const live = view.rows[0];
   const lock = live?.lock ?? null;
   const shown = lock ?? stored;
   const last = history?.[0];
@@ -154,13 +157,14 @@ export function LockDetail({ id }: { id: string }) {
             : ""}
         </p>
       ) : null}
-      {lock && canRelease(session) ? (
+      {lock && canRelease(session) && (RELEASE_ROLE[lock.backend] !== "admin" || session?.role === "admin") ? (
         <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
       ) : null}
       {lock ? <QuorumPanel lock={lock} receivedAt={live!.receivedAt} /> : null}
       {lock ? <QueuePanel lock={lock} /> : null}
+      {lock ? <DbLockPanel lock={lock} /> : null}
       {/* A ZooKeeper queue is drawn by the queue panel above, head first: thousands of rows would bury the page. */}
-      {lock && lock.waiters.length > 0 && !lock.zookeeper ? (
+      {lock && lock.waiters.length > 0 && !lock.zookeeper && !lock.database ? (
         <section>
           <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>
           <ol className="space-y-1 text-sm" data-testid="waiters">

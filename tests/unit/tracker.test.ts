@@ -52,6 +52,17 @@ describe("LockTracker", () => {
     expect(out.upserts[0]!.ttlMs).toBe(30_000);
   });
 
+  it("tells two holdings apart that share the display owner (a value cut at 128 characters) by fingerprint", () => {
+    const t = tracker();
+    const shown = `${"x".repeat(128)}…(+40 bytes)`;
+    t.apply([obs(shown, 5000, T, { ownerFingerprint: "sha1:aaaa" })], []);
+    const out = t.apply([obs(shown, 5000, T + 1000, { ownerFingerprint: "sha1:bbbb" })], []);
+    expect(out.events[0]).toMatchObject({ type: "owner-changed", detail: { sameOwnerText: true } });
+    expect(out.upserts[0]).toMatchObject({ ownerFingerprint: "sha1:bbbb", since: new Date(T + 1000).toISOString() });
+    // A fingerprint that could not be computed this time (a refused script) proves no change.
+    expect(t.apply([obs(shown, 4000, T + 2000)], []).events).toEqual([]);
+  });
+
   it("keeps `since` across renewals and resets it on an owner change", () => {
     const t = tracker();
     t.apply([obs("a", 5000, T)], []);

@@ -508,6 +508,7 @@ describe("ZookeeperSource force-release over a fake port", () => {
         requestId: "r",
         lockId: lock.id,
         expectedOwner: lock.owner!,
+        expectedFingerprint: lock.ownerFingerprint!,
         dryRun: false,
         actor: "op1",
         reason: "stuck",

@@ -2,7 +2,7 @@
  * Pure queue logic: from the nodes read under a lock parent to who holds, who waits on whom, and the contract's
  * ZkLockView and Lock. No I/O; the source reads, these functions decide.
  */
-import { createHash } from "node:crypto";
+import { fingerprintOf } from "../../release/fingerprint";
 import type { Hazard, LockHolder, Waiter, ZkContender, ZkLockView, ZkWatcher } from "../../../lib/contract/lock";
 import { escapeBytes, escapeText } from "../../core/escape";
 import { lockId } from "../../core/lock-id";
@@ -510,7 +510,7 @@ export function holderOwner(shape: Pick<LockShape, "kind">, holder: Contender): 
  */
 export function holdingFingerprint(holder: Pick<Contender, "path" | "session" | "czxid">): string | undefined {
   if (!holder.czxid) return undefined;
-  return `sha1:${createHash("sha1").update(`${holder.path}\n${holder.czxid}\n${holder.session}`).digest("hex")}`;
+  return fingerprintOf(holder.path, holder.czxid, holder.session);
 }
 
 /** The contract Lock for one lock path (owner = first holder's node name, waiters in queue order). */
