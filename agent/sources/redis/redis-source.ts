@@ -709,7 +709,7 @@ export class RedisSource {
         if (plan.kind === "refuse") return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message };
         return { kind: "go", plan, steps: plan.steps };
       },
-      dryRun: () => ({ message: "nothing deleted (dry run)", perNode: [{ node, outcome: "dry-run" }] }),
+      dryRun: () => ({ message: "nothing deleted", perNode: [{ node, outcome: "dry-run" }] }),
       write: async (_r, plan, cmd) => {
         const hex = fingerprintHex(cmd.expectedFingerprint ?? "");
         let n: number;
