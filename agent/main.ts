@@ -44,6 +44,9 @@ async function main(): Promise<void> {
     addressMap: config.redisAddressMap,
     clusterRefreshMs: config.clusterRefreshMs,
     push: (output) => agent.loop?.push(output),
+    changeDetection: config.changeDetection,
+    sweepMs: config.sweepMs,
+    serverTimeBudgetPercent: config.serverTimeBudgetPercent,
   });
   // Wait for the first connection attempt so a slow handshake is not reported as an outage; a failure is reported
   // by the first poll and retried by ioredis with backoff.
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     agentId: config.agentId,
     pollIntervalMs: config.pollIntervalMs,
     log,
+    maxLocksPerSource: config.maxLocksPerSource,
   }));
   const watched = [
     ...config.redis.map((r) => r.id),

@@ -34,6 +34,7 @@ export interface ResourceHourRow {
   holdMsMax: number;
 }
 import { databaseFileUrl } from "./database-url";
+import { isTakeover } from "./history";
 
 export interface EventQuery {
   lockId?: string;
@@ -450,7 +451,10 @@ export function rollup(events: readonly LockEvent[]): ResourceHourRow[] {
     else if (e.type === "released") r.releases++;
     else if (e.type === "expired") r.expiries++;
     else if (e.type === "owner-changed") {
-      r.ownerChanges++;
+      // A takeover only when the previous lease had run out; otherwise a release and the next acquire seen in one
+      // read (a quick handover), which is not contention gone wrong.
+      if (isTakeover(e)) r.ownerChanges++;
+      else r.releases++;
       r.acquisitions++;
     }
     const held = e.detail?.heldMs;
