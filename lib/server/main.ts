@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     store,
     { ...usersFileReloader(process.env), log },
   );
+  await auth.load();
   auth.start();
 
   let pages: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;

@@ -303,6 +303,12 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     async revokeSession(id, at) {
       await prisma.session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date(at) } });
     },
+    async sessionsCreatedSince(since, now) {
+      const rows = await prisma.session.findMany({
+        where: { createdAt: { gte: new Date(since) }, revokedAt: null, expiresAt: { gt: new Date(now) } },
+      });
+      return rows.map(sessionFromRow);
+    },
     async sessionsRevokedSince(since) {
       const rows = await prisma.session.findMany({
         where: { revokedAt: { gte: new Date(since) } },
