@@ -10,6 +10,9 @@ import { UI_NAMESPACE, type ServerToUiEvents, type UiToServerEvents } from "../l
 import { locksTable, matchesFilter } from "./format";
 import type { Terminal } from "./main";
 
+/** Rows a watch subscribes to: more than a terminal shows, far fewer than a fleet holds. */
+const WATCH_ROWS = 200;
+
 interface Filter {
   backend?: string;
   hazard?: string;
@@ -104,12 +107,25 @@ export function watchLocks(url: string, token: string | null, filter: Filter, t:
       // Never connected: the dashboard is not there. Once it was, a restart is waited out (socket.io reconnects).
       if (!everConnected) finish(3, `cannot reach the dashboard at ${url}: ${err.message}`);
     });
-    socket.on("locks:state", (state) => {
-      model.replace(state.locks, Date.now());
-      schedule();
-    });
-    socket.on("locks:delta", (delta) => {
-      model.apply(delta.upserts, delta.removed, Date.now());
+    // The dashboard sends a subscribed view (filtered and sorted by it), never every lock: hazards first, a
+    // terminal's worth of rows.
+    const subscribe = () => {
+      const query = {
+        ...(filter.backend ? { backend: filter.backend } : {}),
+        ...(filter.hazard ? { hazard: filter.hazard } : {}),
+        ...(filter.query ? { q: filter.query } : {}),
+        sort: "-hazards",
+        limit: WATCH_ROWS,
+      };
+      socket.emit("view:subscribe", { viewId: "watch", query }, (ack) => {
+        if (!ack.ok) finish(2, `the dashboard refused the view: ${ack.error ?? ack.param ?? "invalid"}`);
+      });
+    };
+    socket.on("connect", subscribe);
+    socket.on("view:update", (u) => {
+      if (u.viewId !== "watch") return;
+      if (u.full) model.replace(u.locks, Date.now());
+      else model.apply(u.locks, u.removed, Date.now());
       schedule();
     });
     const stop = () => finish(0);

@@ -18,18 +18,20 @@ if [ ! -f .next/BUILD_ID ] || [ ! -f dist/start.mjs ] || [ -n "$stale" ]; then
 fi
 
 demo_pid=""
+db_demo_pid=""
 redis_pid=""
 start_pid=""
 stop_pid() {
   [ -n "$1" ] || return 0
   kill "$1" 2>/dev/null || return 0
-  for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$1" 2>/dev/null || true
 }
 cleanup() {
   trap - EXIT INT TERM
   # The workload first: it must not see its redis-server vanish under it.
   stop_pid "$demo_pid"
+  stop_pid "$db_demo_pid"
   stop_pid "$start_pid"
   stop_pid "$redis_pid"
   [ -n "${demo_dir:-}" ] && rm -rf "$demo_dir"
@@ -50,6 +52,20 @@ if [ -z "${REDIS_URLS:-}" ]; then
   echo "lockscope: no REDIS_URLS configured: demo redis-server on $REDIS_URLS with a demo workload"
   LOCKSCOPE_STOP_WITH_PID=$$ node dist/demo-workload.mjs &
   demo_pid=$!
+fi
+
+# Database locks: with neither POSTGRES_URLS nor MYSQL_URLS set, watch the local PostgreSQL / MariaDB when they
+# answer on loopback, with a demo workload in a throwaway database (dropped on exit). LOCKSCOPE_DB_DEMO=off skips it.
+if [ -z "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ] && [ "${LOCKSCOPE_DB_DEMO:-on}" != "off" ]; then
+  eval "$(npx tsx scripts/demo-db-locks.ts --detect)"
+  if [ -n "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ]; then
+    # Short thresholds so the demo's idle holders are flagged within a minute, not ten.
+    export DB_IDLE_HOLDER_MS="${DB_IDLE_HOLDER_MS:-30000}" DB_IDLE_IN_TRANSACTION_MS="${DB_IDLE_IN_TRANSACTION_MS:-15000}"
+    echo "lockscope: watching database locks on ${POSTGRES_URLS:-} ${MYSQL_URLS:-} with a demo workload"
+    # tsx itself, not npx: SIGTERM from the cleanup must reach the script so it drops its demo database.
+    node_modules/.bin/tsx scripts/demo-db-locks.ts &
+    db_demo_pid=$!
+  fi
 fi
 
 echo "lockscope: open http://127.0.0.1:${PORT:-3000}"

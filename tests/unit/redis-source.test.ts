@@ -136,7 +136,7 @@ describe("RedisSource", () => {
     fake.keys.set("lock:stale", { value: "crashed-worker", pttl: -1 });
     const s = source(fake);
     await s.poll();
-    const id = s.tracker.locks()[0]!.id;
+    const { id, ownerFingerprint } = s.tracker.locks()[0]!;
 
     // The next poll reads the key, then stalls (a loaded machine) while the operator's release runs.
     const orig = fake.sample.bind(fake);
@@ -153,13 +153,20 @@ describe("RedisSource", () => {
     const polling = s.poll();
     await reached;
     const writer = {
-      fullString: async (key: Buffer) => Buffer.from(fake.keys.get(key.toString())?.value ?? ""),
       compareAndDelete: async (key: Buffer) => (fake.keys.delete(key.toString()) ? 1 : 0),
       purgeFairWaiter: async () => 0,
       deleteIfHashField: async () => 0,
     };
     const released = await s.release(
-      { requestId: "r1", lockId: id, expectedOwner: "crashed-worker", dryRun: false, actor: "op", reason: "stuck" },
+      {
+        requestId: "r1",
+        lockId: id,
+        expectedOwner: "crashed-worker",
+        expectedFingerprint: ownerFingerprint!,
+        dryRun: false,
+        actor: "op",
+        reason: "stuck",
+      },
       writer,
     );
     expect(released.result.outcome).toBe("released");
