@@ -25,6 +25,7 @@ const tsx = path.join(root, "node_modules", ".bin", "tsx");
 const ROUNDS = 3;
 const IDLE_MS = 10_000;
 const DEADLINE_MS = 120_000;
+const TOKEN = "bench-startup-token-0123456789";
 
 type Way = "tsx" | "node";
 const COMMANDS: Record<Way, Record<"dashboard" | "agent", [string, string[]]>> = {
@@ -96,7 +97,7 @@ async function once(way: Way, redis: RedisServer, ui: boolean, log: (line: strin
     PORT: String(port),
     DATABASE_URL: `file:${path.join(dir, "lockscope.db")}`,
     AGENT_TOKEN: TEST_AGENT_TOKEN,
-    API_TOKENS: "bench:viewer:bench-startup-token-0123456789",
+    API_TOKENS: `bench:viewer:${TOKEN}`,
     LOCKSCOPE_UI: ui ? "on" : "off",
     DASHBOARD_URL: url,
     AGENT_ID: agentId,
@@ -109,7 +110,11 @@ async function once(way: Way, redis: RedisServer, ui: boolean, log: (line: strin
     started.push(child);
     return child;
   };
-  const health = async () => (await fetch(`${url}/api/health`)).json() as Promise<HealthResponse>;
+  // /api/health names agents and sources only to a viewer.
+  const health = async () =>
+    (
+      await fetch(`${url}/api/health`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json() as Promise<HealthResponse>;
   try {
     let t = performance.now();
     const dashboard = launch("dashboard");
