@@ -51,6 +51,8 @@ export interface RedisSourceOptions {
    * every reader of the node. Default: unlimited.
    */
   budget?: ServerTimeBudget;
+  /** Instead of `budget`: this source's own budget, as a share of one core (0.01 = 1%); 0 = unlimited. */
+  serverTimeBudgetFraction?: number;
   /**
    * Where changes seen between polls go (a lock re-read at its lease end). With it the source runs one timer for
    * the earliest lease end; without it (unit tests) `refreshDue` is called by hand.
@@ -150,7 +152,7 @@ export class RedisSource {
     this.sourceId = opts.sourceId;
     this.idScope = opts.lockIdScope ?? opts.sourceId;
     this.annotator = opts.annotator;
-    this.budget = opts.budget ?? new ServerTimeBudget(0);
+    this.budget = opts.budget ?? new ServerTimeBudget(opts.serverTimeBudgetFraction ?? 0);
     this.sweepMs = opts.sweepMs ?? 60_000;
     this.tracker = new LockTracker({
       agentId: opts.agentId,
