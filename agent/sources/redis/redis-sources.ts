@@ -43,7 +43,7 @@ export interface RedisSourcesOptions {
   clusterRefreshMs: number;
   /** Changes seen between polls (keyspace notifications) are published through this. */
   push: (output: TrackerOutput) => void;
-  /** REDIS_CHANGE_DETECTION (standalone nodes; cluster masters are polled). Default poll. */
+  /** REDIS_CHANGE_DETECTION, per node (each cluster master on its own). Default poll. */
   changeDetection?: "track" | "poll";
   /** REDIS_SWEEP_MS: the safety sweep's period in track mode. */
   sweepMs?: number;
