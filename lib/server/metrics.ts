@@ -1,4 +1,4 @@
-import { Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { LockEvent } from "../contract/lock";
 import type { LiveState } from "./live-state";
 
@@ -9,6 +9,8 @@ import type { LiveState } from "./live-state";
 export class Metrics {
   readonly registry = new Registry();
   private readonly holdSeconds: Histogram<"backend">;
+  private readonly storeWriteSeconds: Histogram<"provider">;
+  private readonly storedEvents: Counter<"provider">;
 
   constructor(live: LiveState, openAlertsByRule: () => Map<string, number>) {
     const locks = new Gauge({
@@ -69,6 +71,24 @@ export class Metrics {
       buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
       registers: [this.registry],
     });
+    this.storeWriteSeconds = new Histogram({
+      name: "lockscope_store_write_seconds",
+      help: "Time to store one agent message's events (the agent's acknowledgement waits for it).",
+      labelNames: ["provider"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.storedEvents = new Counter({
+      name: "lockscope_store_events_total",
+      help: "Events offered to the history store (new and replayed).",
+      labelNames: ["provider"],
+      registers: [this.registry],
+    });
+  }
+
+  observeStoreWrite(provider: string, seconds: number, events: number): void {
+    this.storeWriteSeconds.observe({ provider }, seconds);
+    this.storedEvents.inc({ provider }, events);
   }
 
   observeEvents(events: readonly LockEvent[]): void {

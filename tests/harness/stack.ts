@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { LocksResponse } from "../../lib/contract/api";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { freePort, waitFor } from "./ports";
 import { startRedis, type RedisServer } from "./redis";
@@ -53,19 +54,25 @@ export interface Dashboard extends Proc {
   port: number;
   databaseUrl: string;
   get<T = unknown>(pathAndQuery: string): Promise<T>;
+  /**
+   * Every live lock matching `query` (GET /api/locks parameters), all pages followed by cursor: /api/locks answers
+   * 100 by default.
+   */
+  allLocks(query?: string): Promise<LocksResponse>;
   /** A raw request as one of the test roles (or none: unauthenticated). */
   request(pathAndQuery: string, init?: RequestInit, role?: keyof typeof TOKENS | null): Promise<Response>;
   restart(): Promise<Dashboard>;
   cleanup(): void;
 }
 
-/** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file. */
+/** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file (or env's DATABASE_URL). */
 export async function startDashboard(
   opts: { ui?: boolean; port?: number; dir?: string; env?: Record<string, string> } = {},
 ): Promise<Dashboard> {
   const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), "lockscope-dash-"));
   const port = opts.port ?? (await freePort());
-  const databaseUrl = `file:${path.join(dir, "lockscope.db")}`;
+  // A DATABASE_URL in env (a PostgreSQL test database) replaces the SQLite file.
+  const databaseUrl = opts.env?.DATABASE_URL ?? `file:${path.join(dir, "lockscope.db")}`;
   const proc = launch("lib/server/main.ts", {
     PORT: String(port),
     DATABASE_URL: databaseUrl,
@@ -96,6 +103,19 @@ export async function startDashboard(
       const res = await fetch(`${url}${p}`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
       if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
+    },
+    async allLocks(query = "") {
+      const first = await dash.get<LocksResponse>(`/api/locks?limit=1000${query ? `&${query}` : ""}`);
+      const locks = [...first.locks];
+      let cursor = first.nextCursor;
+      while (cursor) {
+        const page = await dash.get<LocksResponse>(
+          `/api/locks?limit=1000${query ? `&${query}` : ""}&cursor=${encodeURIComponent(cursor)}`,
+        );
+        locks.push(...page.locks);
+        cursor = page.nextCursor;
+      }
+      return { ...first, locks, nextCursor: null };
     },
     request(p, init = {}, role = "viewer") {
       const headers = new Headers(init.headers);

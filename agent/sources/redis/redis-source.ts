@@ -7,7 +7,16 @@ import { lockId } from "../../core/lock-id";
 import { compilePatterns } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
-import { MAX_RELEASE_VALUE_BYTES, planRelease, type RedisReleasePort } from "./redis-release";
+import { fingerprintHex } from "../../release/fingerprint";
+import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import {
+  MAX_RELEASE_VALUE_BYTES,
+  needsServerFingerprint,
+  planRelease,
+  sampleFingerprint,
+  type ReleasePlan,
+  type RedisReleasePort,
+} from "./redis-release";
 import {
   companionKeysFor,
   companionOwner,
@@ -124,6 +133,14 @@ export class RedisSource {
   private annotations: ReadonlyMap<string, readonly Hazard[]> = new Map();
   /** Set by retarget after a failover: the next poll reports keys the new node lacks as lost. */
   private failoverFrom: string | null = null;
+  /**
+   * Keys this agent force-released, with the write's sequence number. A poll or notification refresh that read a key
+   * before the release finishes after it: its sample still shows the lock, and applying it would show the lock held
+   * again (a phantom re-acquisition) until the next poll. Samples read before the release are discarded for it.
+   */
+  private readonly releasedAt = new Map<string, number>();
+  private writeSeq = 0;
+  private refreshesRunning = 0;
   /**
    * How changes are detected right now: "track" only while the server announces changes of the keys read (the
    * tracking and redirect connections are both up and set); otherwise every known key is re-read each poll.
@@ -488,11 +505,33 @@ export class RedisSource {
     observedBy: "poll" | "notification" | "lease-end",
     failoverFrom: string | null = null,
   ): Promise<TrackerOutput> {
+    this.refreshesRunning++;
+    try {
+      return await this.refreshKeys(all, restarted, observedBy, failoverFrom);
+    } finally {
+      // With no refresh in flight, no sample older than a release can arrive any more.
+      if (--this.refreshesRunning === 0) this.releasedAt.clear();
+    }
+  }
+
+  /** Whether a sample of `k` read when the write sequence was `seq` predates a force-release of that key. */
+  private releasedSince(k: string, seq: number): boolean {
+    const at = this.releasedAt.get(k);
+    return at !== undefined && at > seq;
+  }
+
+  private async refreshKeys(
+    all: KnownKey[],
+    restarted: boolean,
+    observedBy: "poll" | "notification" | "lease-end",
+    failoverFrom: string | null,
+  ): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
+      const seq = this.writeSeq;
       const samples = await this.budget.measure(() =>
         this.port.sample(
           batch.map((b) => b.key),
@@ -503,6 +542,8 @@ export class RedisSource {
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
+        // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
+        if (this.releasedSince(k, seq)) return;
         const id = batch[j]!.id ?? this.idOf(s.key);
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
@@ -551,6 +592,7 @@ export class RedisSource {
       samples.forEach((s, j) => related.set(batch[j]!, s));
     }
 
+    const serverSha1 = await this.serverFingerprints(locks.map((x) => x.s));
     const recognised = locks.map((x) => ({ x, rec: recognise(x.s, x.at, related) }));
     const channels = [
       ...new Set(recognised.map(({ x, rec }) => pubsubChannelFor(x.text, rec)).filter((c) => c !== null)),
@@ -561,7 +603,7 @@ export class RedisSource {
       for (const [k, v] of parsePubsubNumsub(reply)) numsub.set(k, v);
     }
     const built = recognised.map(({ x, rec }) => ({
-      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id),
+      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id, serverSha1.get(x.s.key)),
       key: x.s.key,
       observedAtMs: x.at,
     }));
@@ -604,6 +646,29 @@ export class RedisSource {
     return out;
   }
 
+  /**
+   * SHA-1 of the whole value of string locks longer than the prefix read (rare: tokens are short), computed by the
+   * server so a value is never transferred; it is what tells two holders apart whose values share that prefix.
+   */
+  private async serverFingerprints(samples: readonly KeySample[]): Promise<Map<Buffer, string | null>> {
+    const out = new Map<Buffer, string | null>();
+    const long = samples.filter(needsServerFingerprint);
+    if (long.length === 0 || !this.port.fingerprints) return out;
+    try {
+      const port = this.port;
+      const digests = await this.budget.measure(() =>
+        port.fingerprints!(
+          long.map((x) => x.key),
+          MAX_RELEASE_VALUE_BYTES,
+        ),
+      );
+      long.forEach((x, i) => out.set(x.key, digests[i] ?? null));
+    } catch {
+      // Refused (an ACL without EVALSHA) or failed: such locks carry no fingerprint and cannot be force-released.
+    }
+    return out;
+  }
+
   private idOf(key: Buffer): string {
     return lockId("redis", this.idScope, key);
   }
@@ -614,73 +679,78 @@ export class RedisSource {
   }
 
   /**
-   * Force-release on the operator's explicit request: re-reads the key, checks the owner is still the one the
-   * operator saw, and deletes in one atomic compare-and-delete. Reports the removal at once as a release.
+   * Force-release on the operator's explicit request, through the one release runner: a fresh read, the owner and
+   * the exact holding (fingerprint) checked, then one atomic conditional delete. Reports the removal at once.
    */
-  async release(
-    cmd: ReleaseCommand,
-    writer: RedisReleasePort,
-  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const node = this.sourceId;
+  async release(cmd: ReleaseCommand, writer: RedisReleasePort): Promise<ReleaseRun> {
     const key = this.keysById.get(cmd.lockId);
     if (!key) {
       return {
         result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] },
-        output: none,
+        output: NO_OUTPUT,
       };
     }
     if (cmd.purgeWaiter !== undefined) return this.purgeWaiter(cmd, key, writer);
-    try {
-      const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
-      const observed = this.observe(sample!, this.now());
-      const plan = planRelease(sample!, observed.owner, observed.library, cmd, node);
-      if (plan.kind === "refuse")
-        return { result: { ...plan.result, perNode: [{ node, outcome: plan.result.outcome }] }, output: none };
-      if (cmd.dryRun) {
-        const message = "dry run: nothing deleted";
-        return {
-          result: { outcome: "dry-run", message, plan: plan.steps, perNode: [{ node, outcome: "dry-run" }] },
-          output: none,
-        };
-      }
-      let deleted = 0;
-      if (plan.kind === "string") {
-        const token = await writer.fullString(key, MAX_RELEASE_VALUE_BYTES);
-        // The Lua call compares this exact value; it must be the value the owner check above was made on.
-        const prefix = sample!.string?.prefix;
-        if (token && prefix && token.subarray(0, prefix.length).equals(prefix)) {
-          deleted = await writer.compareAndDelete(key, token);
+    return runRelease(this.releaseAdapter(key, writer), cmd);
+  }
+
+  private releaseAdapter(
+    key: Buffer,
+    writer: RedisReleasePort,
+  ): ReleaseAdapter<{ sample: KeySample; lock: ObservedLock }, Exclude<ReleasePlan, { kind: "refuse" }>> {
+    const node = this.sourceId;
+    return {
+      where: node,
+      read: async () => {
+        const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+        const sha1 = await this.serverFingerprints([sample!]);
+        const atMs = this.now();
+        return { sample: sample!, lock: this.build(sample!, recognise(sample!, atMs), atMs, undefined, sha1.get(key)) };
+      },
+      fingerprint: ({ lock }) => lock.ownerFingerprint ?? null,
+      decide: ({ sample, lock }, cmd) => {
+        const plan = planRelease(sample, lock.owner, lock.library, cmd, node);
+        if (plan.kind === "refuse") return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message };
+        return { kind: "go", plan, steps: plan.steps };
+      },
+      dryRun: () => ({ message: "nothing deleted (dry run)", perNode: [{ node, outcome: "dry-run" }] }),
+      write: async (_r, plan, cmd) => {
+        const hex = fingerprintHex(cmd.expectedFingerprint ?? "");
+        let n: number;
+        if (plan.kind === "string") {
+          if (!hex) return [{ node, outcome: "refused", detail: "no exact holding to compare" }];
+          n = await writer.compareAndDelete(key, hex, MAX_RELEASE_VALUE_BYTES);
+        } else {
+          n = await writer.deleteIfHashField(key, plan.field, plan.channel, "0");
         }
-      } else {
-        deleted = await writer.deleteIfHashField(key, plan.field, plan.channel, "0");
-      }
-      if (deleted === 1) {
+        if (n === 1) return [{ node, outcome: "released" }];
+        if (n === -1) return [{ node, outcome: "refused", detail: `value over ${MAX_RELEASE_VALUE_BYTES} bytes` }];
+        // Nothing deleted: say why from a fresh look (gone, or someone else's now).
+        const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+        const gone = after!.pttl === -2 || after!.type === "none";
+        return [{ node, outcome: gone ? "nothing-to-do" : "refused-owner-changed" }];
+      },
+      summarise: (perNode, _plan, cmd) => {
+        const r = perNode[0]!;
+        if (r.outcome === "released") return { outcome: "released", message: `released by ${cmd.actor}` };
+        if (r.outcome === "nothing-to-do")
+          return { outcome: "nothing-to-do", message: "the lock went before it could be released" };
+        if (r.outcome === "refused")
+          return { outcome: "refused", message: `nothing deleted: ${r.detail ?? "refused"}` };
+        return {
+          outcome: "refused-owner-changed",
+          message: "the holding changed just before the release: nothing deleted",
+        };
+      },
+      settle: async (perNode, _plan, cmd) => {
+        if (perNode[0]?.outcome !== "released") return null;
         const id = cmd.lockId;
+        if (this.refreshesRunning > 0) this.releasedAt.set(key.toString("latin1"), ++this.writeSeq);
         this.known.delete(key.toString("latin1"));
         this.keysById.delete(id);
-        const output = this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
-        const message = `released by ${cmd.actor}`;
-        return {
-          result: { outcome: "released", message, plan: plan.steps, perNode: [{ node, outcome: "released" }] },
-          output,
-        };
-      }
-      // Nothing deleted: tell the operator why from a fresh look (gone, or someone else's now).
-      const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
-      const outcome = after!.pttl === -2 || after!.type === "none" ? "nothing-to-do" : "refused-owner-changed";
-      const message =
-        outcome === "nothing-to-do"
-          ? "the lock went before it could be released"
-          : "the owner changed just before the release: nothing deleted";
-      return { result: { outcome, message, plan: plan.steps, perNode: [{ node, outcome }] }, output: none };
-    } catch (err) {
-      const message = `release failed on ${node}: ${err instanceof Error ? err.message : String(err)}`;
-      return {
-        result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] },
-        output: none,
-      };
-    }
+        return this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
+      },
+    };
   }
 
   /**
@@ -688,11 +758,7 @@ export class RedisSource {
    * operator saw, and only once its deadline has passed by the server's clock (one Lua call). The next poll shows
    * the shorter queue.
    */
-  private async purgeWaiter(
-    cmd: ReleaseCommand,
-    key: Buffer,
-    writer: RedisReleasePort,
-  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+  private async purgeWaiter(cmd: ReleaseCommand, key: Buffer, writer: RedisReleasePort): Promise<ReleaseRun> {
     const none: TrackerOutput = { events: [], upserts: [], removed: [] };
     const node = this.sourceId;
     const answer = (outcome: ReleaseResult["outcome"], message: string, plan: string[] = []) => ({
@@ -704,7 +770,9 @@ export class RedisSource {
     const timeoutKey = Buffer.from(prefixName(LOCK_TIMEOUT, name), "utf8");
     try {
       const [queue] = await this.port.sample([queueKey], ["list"], this.opts.valuePreviewBytes);
-      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter);
+      // The entry is named by its display text: only an entry shown whole (not cut, so the escaping is exact) can
+      // be matched to exactly one queued value.
+      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter && !isCut(cmd.purgeWaiter));
       if (!entry) return answer("nothing-to-do", "that waiter is not queued any more");
       const steps = [
         `LREM ${escapeBytes(queueKey, 200)} ${cmd.purgeWaiter} and ZREM it from ${escapeBytes(timeoutKey, 200)} on ${node}, only if its deadline has passed`,
@@ -719,23 +787,28 @@ export class RedisSource {
     }
   }
 
-  /** One key on its own (no companions or subscriber counts): enough to check its owner before a release. */
-  private observe(s: KeySample, atMs: number): ObservedLock {
-    return this.build(s, recognise(s, atMs), atMs);
-  }
-
-  private build(s: KeySample, rec: Recognition, atMs: number, id = this.idOf(s.key)): ObservedLock {
+  private build(
+    s: KeySample,
+    rec: Recognition,
+    atMs: number,
+    id = this.idOf(s.key),
+    serverSha1?: string | null,
+  ): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
+    const fingerprint = sampleFingerprint(s, rec.owner, serverSha1);
     return {
       id,
       backend: "redis",
       source: this.sourceId,
       resource: escapeBytes(s.key, 512),
       owner: rec.owner,
+      ...(fingerprint ? { ownerFingerprint: fingerprint } : {}),
       library: rec.library,
       rule: rec.rule,
       ttlMs,
       holder: rec.holder,
+      ...(rec.holders ? { holders: rec.holders } : {}),
+      ...(rec.holdersTotal !== undefined ? { holdersTotal: rec.holdersTotal } : {}),
       waiters: rec.waiters,
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,
@@ -747,6 +820,11 @@ export class RedisSource {
       agentId: this.opts.agentId,
     };
   }
+}
+
+/** escapeBytes marks a cut text with "…(+N bytes)": such a text names a prefix, not one exact value. */
+function isCut(text: string | undefined): boolean {
+  return text !== undefined && /…\(\+\d+ bytes\)$/.test(text);
 }
 
 /** The same key asked for twice in one read (announced and due at once) is read once. */

@@ -6,7 +6,7 @@
 import type { Redis } from "ioredis";
 import type { Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import type { RedisTarget } from "../../config";
 import type { TrackerOutput } from "../../core/tracker";
 import { parseClusterEnabled } from "./cluster-nodes";
