@@ -9,7 +9,6 @@ import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { LockEvent } from "../lib/contract/lock";
 import { parseRedisTarget } from "../agent/config";
-import { loadLua } from "../agent/sources/redis/lua-scripts";
 import type { RedisServer } from "../tests/harness/redis";
 import { startAgent, type Dashboard } from "../tests/harness/stack";
 import type { Cleanup } from "./support/cleanup";
@@ -18,6 +17,12 @@ import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
 import { epochMs, mb, ms, p50p99, seconds, sleep, summarize, type Summary } from "./support/stats";
 import type { UiViewer } from "./support/ui-socket";
+
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
 
 const STEADY_MS = 30_000;
 const GET_WINDOW_MS = 10_000;
@@ -84,7 +89,7 @@ async function modeRun(
 ): Promise<ModeRun> {
   const admin = ctx.redis.client();
   const writer = ctx.redis.client();
-  writer.defineCommand("releaseLock", loadLua("compare-and-delete"));
+  writer.defineCommand("releaseLock", APP_RELEASE);
   const agentId = `bench-cd-${label.replace(/[^A-Za-z0-9]+/g, "-")}`;
   const sourceId = parseRedisTarget("REDIS_URLS", ctx.redis.url).id;
   const waiter = eventWaiter(ctx.viewer, agentId);
