@@ -60,6 +60,8 @@ export interface RedisSourceOptions {
    * every reader of the node. Default: unlimited.
    */
   budget?: ServerTimeBudget;
+  /** Instead of `budget`: this source's own budget, as a share of one core (0.01 = 1%); 0 = unlimited. */
+  serverTimeBudgetFraction?: number;
   /**
    * Where changes seen between polls go (a lock re-read at its lease end). With it the source runs one timer for
    * the earliest lease end; without it (unit tests) `refreshDue` is called by hand.
@@ -167,7 +169,7 @@ export class RedisSource {
     this.sourceId = opts.sourceId;
     this.idScope = opts.lockIdScope ?? opts.sourceId;
     this.annotator = opts.annotator;
-    this.budget = opts.budget ?? new ServerTimeBudget(0);
+    this.budget = opts.budget ?? new ServerTimeBudget(opts.serverTimeBudgetFraction ?? 0);
     this.sweepMs = opts.sweepMs ?? 60_000;
     this.tracker = new LockTracker({
       agentId: opts.agentId,
@@ -251,14 +253,15 @@ export class RedisSource {
     let dirty: KnownKey[] = [];
     try {
       const restarted = await this.checkRunId();
-      const discovered = await this.discover();
       const failoverFrom = this.failoverFrom;
       full = this.detection === "poll" || this.resyncPending || restarted || failoverFrom !== null;
       this.resyncPending = false;
+      // Chosen before the SCAN steps: known locks come first in the budget (the sweep keeps their truth), new
+      // keys get what is left.
       let targets: KnownKey[];
       if (full) {
         // Poll mode within the budget: while lockscope's recent reads cost more of the server than allowed, a
-        // poll re-reads only long names' sweep share (none here) and waits; a restart or failover is read at once.
+        // poll skips the re-read and waits; a resync, a restart or a failover is read at once.
         const forced = restarted || failoverFrom !== null || this.detection === "track";
         targets = forced || this.budget.allows() ? this.pollTargets() : [];
         // Announced keys not known yet (a new lock whose first read failed) are not among the known ones.
@@ -269,6 +272,7 @@ export class RedisSource {
         this.dirty.clear();
         targets = [...dirty, ...this.sweepSlice()];
       }
+      const discovered = await this.discover();
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
       this.failoverFrom = null;
       this.up = true;
