@@ -57,6 +57,14 @@ export interface AgentConfig {
   redisAddressMap: Map<string, string>;
   /** REDIS_CLUSTER_REFRESH_MS: how often a cluster's topology is re-read when nothing prompts it sooner. */
   clusterRefreshMs: number;
+  /** MAX_LOCKS_PER_SOURCE: locks published per source before "showing N of M" and a too-many-locks hazard. */
+  maxLocksPerSource: number;
+  /** REDIS_CHANGE_DETECTION: track (server-assisted client tracking, polling as the fallback) or poll. */
+  changeDetection: "track" | "poll";
+  /** REDIS_SWEEP_MS: in track mode, each known lock is re-read about this often even when nothing announced it. */
+  sweepMs: number;
+  /** REDIS_SERVER_TIME_BUDGET_PERCENT: share of one core of each watched Redis for lockscope's commands; 0 = no limit. */
+  serverTimeBudgetPercent: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
   file: Record<string, unknown> | null;
 }
@@ -87,6 +95,17 @@ export function readConfigFile(env: Env): Record<string, unknown> | null {
     throw new ConfigError("LOCKSCOPE_CONFIG", `${path} must hold a JSON object`);
   }
   return parsed as Record<string, unknown>;
+}
+
+/** A percentage with decimals (0.5 is a fair budget on a busy server), 0 to 100. */
+function readPercent(env: Env, name: string, fallback: number): number {
+  const v = env[name]?.trim();
+  if (v === undefined || v === "") return fallback;
+  if (!/^\d+(?:\.\d+)?$/.test(v))
+    throw new ConfigError(name, `expected a percentage such as 1 or 0.5, got ${JSON.stringify(v.slice(0, 40))}`);
+  const n = Number(v);
+  if (n > 100) throw new ConfigError(name, `must be between 0 and 100, got ${n}`);
+  return n;
 }
 
 export function parseRedisTarget(variable: string, raw: string): RedisTarget {
@@ -149,6 +168,10 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     replicaCheck: readBool(env, "REDIS_REPLICA_CHECK", true),
     redisAddressMap: parseAddressMap("REDIS_ADDRESS_MAP", readList(env, "REDIS_ADDRESS_MAP") ?? []),
     clusterRefreshMs: readInt(env, "REDIS_CLUSTER_REFRESH_MS", 10_000, 1000, 600_000),
+    maxLocksPerSource: readInt(env, "MAX_LOCKS_PER_SOURCE", 200_000, 1, 10_000_000),
+    changeDetection: readEnum(env, "REDIS_CHANGE_DETECTION", ["track", "poll"] as const, "track"),
+    sweepMs: readInt(env, "REDIS_SWEEP_MS", 60_000, 1000, 86_400_000),
+    serverTimeBudgetPercent: readPercent(env, "REDIS_SERVER_TIME_BUDGET_PERCENT", 1),
     file: readConfigFile(env),
   };
 }

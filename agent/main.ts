@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     agentId: config.agentId,
     pollIntervalMs: config.pollIntervalMs,
     log,
+    maxLocksPerSource: config.maxLocksPerSource,
   }));
   const watched = backends.flatMap((b) => b.watched);
   log(`watching ${watched.join(", ") || "nothing"}; streaming to ${config.dashboardUrl}`);

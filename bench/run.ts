@@ -2,7 +2,7 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all five measurements, about four minutes
+ *   npm run bench                         all six measurements, about ten minutes
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
  *
@@ -14,6 +14,7 @@ import * as prettier from "prettier";
 import { startRedis } from "../tests/harness/redis";
 import { startDashboard, TOKENS } from "../tests/harness/stack";
 import { measureAgentMemory } from "./agent-memory";
+import { measureChangeDetection } from "./change-detection";
 import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
@@ -30,14 +31,15 @@ import { measureZookeeper } from "./zookeeper-view";
 const root = path.resolve(import.meta.dirname, "..");
 const TOTAL_KEYS = 1_000_000;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
-const WATCHDOG_MS = 10 * 60_000;
-const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper"] as const;
+const WATCHDOG_MS = 25 * 60_000;
+const SECTIONS = ["discovery", "impact", "events", "memory", "tracking", "zookeeper"] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
   discovery: "Discovery scan",
   impact: "Impact on other clients",
   events: "Event latency",
   memory: "Agent memory",
+  tracking: "Change detection: poll vs track",
   zookeeper: "ZooKeeper",
 };
 
@@ -106,8 +108,8 @@ async function main(): Promise<number> {
 
   const sections: SectionResult[] = [];
   try {
-    const needBig = only.has("discovery") || only.has("impact") || only.has("memory");
-    const needStack = only.has("events") || only.has("memory") || only.has("zookeeper");
+    const needBig = only.has("discovery") || only.has("impact") || only.has("memory") || only.has("tracking");
+    const needStack = only.has("events") || only.has("memory") || only.has("tracking") || only.has("zookeeper");
 
     const big = needBig ? await startRedis() : null;
     const stopBig = big ? cleanup.add("redis-server (1M keys)", () => big.stop()) : null;
@@ -141,11 +143,14 @@ async function main(): Promise<number> {
           measureAgentMemory({ ...ctx, redis: big! }, notifications, TOTAL_LOCKS, log),
         ),
       );
+      sections.push(
+        await section("tracking", only, () => measureChangeDetection({ ...ctx, redis: big! }, TOTAL_LOCKS, log)),
+      );
       // ZooKeeper's JVM is the largest process of the run: free the big Redis first.
       await stopBig?.();
       sections.push(await section("zookeeper", only, () => measureZookeeper(ctx, log)));
     } else {
-      for (const id of ["events", "memory", "zookeeper"] as const) sections.push(skipped(id));
+      for (const id of ["events", "memory", "tracking", "zookeeper"] as const) sections.push(skipped(id));
     }
   } finally {
     log("stopping servers");

@@ -3,6 +3,8 @@ import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import {
   AGENT_NAMESPACE,
+  SNAPSHOT_PART_MAX_BYTES,
+  SNAPSHOT_PART_MAX_LOCKS,
   type AgentAck,
   type AgentToServerEvents,
   type ServerToAgentEvents,
@@ -26,6 +28,33 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
+
+/**
+ * Splits a snapshot's locks into parts of at most maxLocks locks and about maxBytes of JSON each (a part holds at
+ * least one lock, however large). Pure.
+ */
+export function snapshotParts(
+  locks: readonly Lock[],
+  maxLocks = SNAPSHOT_PART_MAX_LOCKS,
+  maxBytes = SNAPSHOT_PART_MAX_BYTES,
+): Lock[][] {
+  const parts: Lock[][] = [];
+  let current: Lock[] = [];
+  let bytes = 0;
+  for (const l of locks) {
+    const size = JSON.stringify(l).length + 1;
+    if (current.length > 0 && (current.length >= maxLocks || bytes + size > maxBytes)) {
+      parts.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(l);
+    bytes += size;
+  }
+  // An agent with no locks still sends one (empty) part: it is what clears the dashboard's old state.
+  parts.push(current);
+  return parts;
+}
 /** Figures that move at every poll (latencies, clock offsets, scan times) are sent at most this often on their own. */
 export const SOURCES_REFRESH_MS = 2000;
 
@@ -135,15 +164,21 @@ export class DashboardLink {
           const locks = this.opts.locks();
           this.upserts.clear();
           this.removed.clear();
-          const ack: AgentAck = await this.socket.timeout(timeout).emitWithAck("agent:snapshot", {
-            agentId: this.opts.agentId,
-            agentName: this.opts.agentName,
-            version: this.opts.version,
-            at: new Date().toISOString(),
-            sources,
-            locks,
-          });
-          if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
+          // In bounded parts, each acknowledged before the next: 100,000 locks never travel as one 50 MB message.
+          const parts = snapshotParts(locks);
+          const at = new Date().toISOString();
+          for (const [index, part] of parts.entries()) {
+            const ack: AgentAck = await this.socket.timeout(timeout).emitWithAck("agent:snapshot", {
+              agentId: this.opts.agentId,
+              agentName: this.opts.agentName,
+              version: this.opts.version,
+              at,
+              sources,
+              locks: part,
+              part: { index, last: index === parts.length - 1 },
+            });
+            if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
+          }
           this.needSnapshot = false;
           this.markSourcesSent(sources);
         }

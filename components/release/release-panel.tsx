@@ -35,6 +35,8 @@ export function ReleasePanel({
   // The owner at the moment the panel opened: a change while it is open must not be released blindly.
   const [observedOwner, setObservedOwner] = useState(lock.owner);
   const [observedSince, setObservedSince] = useState(lock.since);
+  // The exact holding (not the owner's display text): what the agent's conditional delete compares.
+  const [observedFingerprint, setObservedFingerprint] = useState(lock.ownerFingerprint);
 
   const call = async (dryRun: boolean) => {
     setBusy(true);
@@ -42,6 +44,7 @@ export function ReleasePanel({
       const { body } = await postJson<ReleaseResult & { error?: string }>(session, `/api/locks/${lock.id}/release`, {
         expectedOwner: observedOwner,
         expectedSince: observedSince,
+        ...(observedFingerprint ? { expectedFingerprint: observedFingerprint } : {}),
         reason,
         dryRun,
         confirm,
@@ -63,6 +66,7 @@ export function ReleasePanel({
         onClick={() => {
           setObservedOwner(lock.owner);
           setObservedSince(lock.since);
+          setObservedFingerprint(lock.ownerFingerprint);
           setOpen(true);
         }}
         className="rounded border border-rose-500/50 px-3 py-1 text-sm text-rose-300 hover:bg-rose-500/10"
@@ -73,7 +77,8 @@ export function ReleasePanel({
   }
 
   const reasons = stalenessReasons(lock, heldMs);
-  const ownerChanged = lock.owner !== observedOwner || lock.since !== observedSince;
+  const ownerChanged =
+    lock.owner !== observedOwner || lock.since !== observedSince || lock.ownerFingerprint !== observedFingerprint;
   const ready = reason.trim().length >= 3 && confirm === lock.resource && !busy && !ownerChanged;
   return (
     <section className="space-y-3 rounded border border-rose-500/40 bg-rose-950/20 p-4" data-testid="release-panel">

@@ -13,8 +13,10 @@ export type Backend = (typeof BACKENDS)[number];
 
 /** How the dashboard names each backend. */
 export const BACKEND_LABELS: Record<Backend, string> = {
-  redis: "Redis",
-  redlock: "Redlock",
+  // The filter says what each backend covers: a node-redlock lock on one Redis node is a Redis lock (its library
+  // says node-redlock), only groups configured as REDLOCK_NODES are Redlock.
+  redis: "Redis nodes and clusters (any library)",
+  redlock: "Redlock groups (REDLOCK_NODES)",
   zookeeper: "ZooKeeper",
   postgres: "PostgreSQL",
   mysql: "MySQL/MariaDB",
@@ -35,6 +37,19 @@ export interface Hazard {
 
 /** Holder details decoded from the lock's format (Redisson client id and thread, ShedLock host, ...). */
 export type LockHolder = Record<string, string | number | boolean>;
+
+/**
+ * One of several holders of a lock that has many by design (the permits of a semaphore). Each permit is acquired
+ * and released on its own; a new permit holder is not a takeover of another's.
+ */
+export interface LockHolding {
+  /** The permit holder's identifier, escaped. */
+  owner: string;
+  /** ISO time the agent first saw this holder (set by the agent's tracker). */
+  since?: string;
+  /** This permit's remaining lease when the format records one; null: the permit never expires on its own. */
+  ttlMs?: number | null;
+}
 
 export interface Waiter {
   owner: string;
@@ -66,6 +81,13 @@ export interface Lock {
   /** Remaining lease in ms at the time of the answer; null when the lock never expires on its own. */
   ttlMs: number | null;
   holder: LockHolder | null;
+  /**
+   * Locks with several holders by design (semaphore permits): every holder read. `owner` then names the first of
+   * them only, and events are reported per holder. Absent for locks with one holder.
+   */
+  holders?: LockHolding[];
+  /** How many holders there are when more exist than `holders` lists (a bounded read of a large semaphore). */
+  holdersTotal?: number;
   /** Queue order, empty when none are visible. */
   waiters: Waiter[];
   /** ISO time the agent first saw the current holder. */
@@ -233,6 +255,11 @@ export interface SourceStatus {
   error?: string;
   /** Locks currently seen on the source. */
   locks: number;
+  /**
+   * Lock keys seen on the source beyond the agent's cap (MAX_LOCKS_PER_SOURCE) and not tracked: the view shows
+   * `locks` of `locks + untracked`. Absent or 0 when everything seen is tracked.
+   */
+  untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
   agentId: string;
@@ -240,6 +267,13 @@ export interface SourceStatus {
   nodes?: NodeStatus[];
   /** Hazards of the source as a whole, not of one lock (empty ZooKeeper lock parents piling up in a directory). */
   hazards?: Hazard[];
+  /**
+   * Redis: how changes are detected now. "track": the server announces changes of the locks read (CLIENT
+   * TRACKING); "poll": every known lock is re-read on each poll (chosen, or the fallback when tracking is refused).
+   */
+  changeDetection?: "track" | "poll";
+  /** Why the source works as it does, when that is not what was configured (tracking refused, degraded). */
+  note?: string;
 }
 
 export interface NodeStatus {

@@ -5,6 +5,7 @@
 import type { Lock, LockEvent, SourceStatus } from "./lock";
 import type { ReleaseCommand, ReleaseResult } from "./release";
 import type { AlertView } from "./alerts";
+import type { LockCounts } from "./api";
 
 export const AGENT_NAMESPACE = "/agent";
 export const UI_NAMESPACE = "/ui";
@@ -17,7 +18,16 @@ export interface AgentSnapshot {
   at: string;
   sources: SourceStatus[];
   locks: Lock[];
+  /**
+   * A large snapshot arrives in parts (bounded in locks and bytes): index 0 starts it, `last` ends it, and only then
+   * does the dashboard drop the locks the snapshot did not re-send. Absent: the whole snapshot in one message.
+   */
+  part?: { index: number; last: boolean };
 }
+
+/** Bounds of one snapshot part: every message stays far below the dashboard's socket buffer limit. */
+export const SNAPSHOT_PART_MAX_LOCKS = 1000;
+export const SNAPSHOT_PART_MAX_BYTES = 512 * 1024;
 
 /** Sent after each poll: state changes since the last delivered message plus buffered events. */
 export interface AgentUpdate {
@@ -46,24 +56,64 @@ export interface ServerToAgentEvents {
   "release:execute": (command: ReleaseCommand, ack: (result: ReleaseResult) => void) => void;
 }
 
-export interface UiState {
-  generatedAt: string;
-  locks: Lock[];
-  sources: SourceStatus[];
+/**
+ * What a browser shows: the parameters of GET /api/locks (strings, same names and meaning) and the window of rows
+ * it draws (offset, limit at most 1000). The dashboard sends that window and the counts, then only their changes.
+ */
+export interface LockViewQuery {
+  q?: string;
+  backend?: string;
+  library?: string;
+  source?: string;
+  hazard?: string;
+  pattern?: string;
+  id?: string;
+  sort?: string;
+  offset?: number;
+  limit?: number;
 }
 
-export interface UiDelta {
+export interface ViewSubscribe {
+  /** Chosen by the browser, unique per socket; a new subscribe with the same id replaces the view. */
+  viewId: string;
+  query: LockViewQuery;
+}
+
+export interface ViewAck {
+  ok: boolean;
+  /** The parameter that is wrong, as GET /api/locks names it in a 400. */
+  param?: string;
+  error?: string;
+}
+
+/**
+ * The state of one subscribed view, or its change. `full`: `locks` is the whole window (in order). Otherwise
+ * `upserts` are the rows that are new or changed in the window, `removed` the ids that left it, and `order` (when
+ * the order changed) the ids of the window's rows in sort order. TTLs are as of `generatedAt`.
+ */
+export interface ViewUpdate {
+  viewId: string;
+  /** Increases per view; a browser ignores an update older than the last one it applied. */
+  seq: number;
+  full: boolean;
   generatedAt: string;
-  upserts: Lock[];
+  total: number;
+  counts: LockCounts;
+  offset: number;
+  locks: Lock[];
   removed: string[];
-  sources: SourceStatus[];
+  order?: string[];
 }
 
 export interface ServerToUiEvents {
   "alerts:changed": (payload: { raised: AlertView[]; resolved: AlertView[]; open: number }) => void;
-  "locks:state": (state: UiState) => void;
-  "locks:delta": (delta: UiDelta) => void;
+  /** Every source's status: on connect, then when it changes (at most a few times a second). */
+  "sources:state": (payload: { generatedAt: string; sources: SourceStatus[] }) => void;
+  "view:update": (update: ViewUpdate) => void;
   "events:new": (payload: { events: LockEvent[] }) => void;
 }
 
-export type UiToServerEvents = Record<string, never>;
+export interface UiToServerEvents {
+  "view:subscribe": (sub: ViewSubscribe, ack: (ack: ViewAck) => void) => void;
+  "view:unsubscribe": (payload: { viewId: string }) => void;
+}

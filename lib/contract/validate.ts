@@ -3,6 +3,7 @@
  * contract's types, so a schema and its type cannot silently drift apart.
  */
 import { z } from "zod";
+
 import {
   BACKENDS,
   type DbLockView,
@@ -14,7 +15,7 @@ import {
   type Waiter,
   type ZkLockView,
 } from "./lock";
-import type { AgentSnapshot, AgentUpdate } from "./socket";
+import type { AgentSnapshot, AgentUpdate, ViewSubscribe } from "./socket";
 
 const MAX_TEXT = 4096;
 const text = z.string().max(MAX_TEXT);
@@ -136,6 +137,17 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   rule: z.string().max(128),
   ttlMs: z.number().int().nullable(),
   holder: z.record(z.string().max(64), scalar).nullable(),
+  holders: z
+    .array(
+      z.object({
+        owner: text,
+        since: isoTime.optional(),
+        ttlMs: z.number().int().nullable().optional(),
+      }),
+    )
+    .max(10_000)
+    .optional(),
+  holdersTotal: z.number().int().nonnegative().optional(),
   waiters: z.array(waiter).max(10_000),
   since: isoTime,
   observedAt: isoTime,
@@ -170,6 +182,7 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
   up: z.boolean(),
   error: text.optional(),
   locks: z.number().int().nonnegative(),
+  untracked: z.number().int().nonnegative().optional(),
   lastScanAt: isoTime.optional(),
   lastScanMs: z.number().nonnegative().optional(),
   agentId: z.string().max(128),
@@ -189,6 +202,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
     .max(1000)
     .optional(),
   hazards: z.array(hazard).max(64).optional(),
+  changeDetection: z.enum(["track", "poll"]).optional(),
+  note: text.optional(),
 });
 
 const agentId = z.string().min(1).max(128);
@@ -200,6 +215,7 @@ const snapshotSchema: z.ZodType<AgentSnapshot> = z.object({
   at: isoTime,
   sources: z.array(sourceSchema).max(1000),
   locks: z.array(lockSchema).max(200_000),
+  part: z.object({ index: z.number().int().nonnegative(), last: z.boolean() }).optional(),
 });
 
 const updateSchema: z.ZodType<AgentUpdate> = z.object({
@@ -223,3 +239,23 @@ function parseWith<T>(schema: z.ZodType<T>, input: unknown): Parsed<T> {
 
 export const parseAgentSnapshot = (input: unknown) => parseWith(snapshotSchema, input);
 export const parseAgentUpdate = (input: unknown) => parseWith(updateSchema, input);
+
+const viewParam = z.string().max(4096).optional();
+const viewSubscribeSchema: z.ZodType<ViewSubscribe> = z.object({
+  viewId: z.string().min(1).max(64),
+  query: z.object({
+    q: viewParam,
+    backend: viewParam,
+    library: viewParam,
+    source: viewParam,
+    hazard: viewParam,
+    pattern: viewParam,
+    id: viewParam,
+    sort: viewParam,
+    offset: z.number().int().nonnegative().optional(),
+    limit: z.number().int().nonnegative().optional(),
+  }),
+});
+
+/** A browser's view subscription; the query's values are then checked by the same parser as GET /api/locks. */
+export const parseViewSubscribe = (input: unknown) => parseWith(viewSubscribeSchema, input);

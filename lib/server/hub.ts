@@ -7,15 +7,18 @@ import {
   type AgentAck,
   type AgentToServerEvents,
   type ServerToAgentEvents,
+  type LockViewQuery,
   type ServerToUiEvents,
-  type UiDelta,
   type UiToServerEvents,
+  type ViewAck,
 } from "../contract/socket";
 import type { LockEvent } from "../contract/lock";
-import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
+import { parseAgentSnapshot, parseAgentUpdate, parseViewSubscribe } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
 import type { Authenticator } from "./auth/authenticator";
-import type { LiveState } from "./live-state";
+import type { LiveChange, LiveState } from "./live-state";
+import { parseLockQuery } from "./lock-query";
+import { LockViews } from "./lock-views";
 import type { HistoryStore } from "./store";
 
 function sameSecret(given: unknown, expected: string): boolean {
@@ -26,8 +29,9 @@ function sameSecret(given: unknown, expected: string): boolean {
 }
 
 /**
- * socket.io glue: agents stream into the live state and the history store; browsers get the state on connect and
- * deltas after. An agent's message is acknowledged only after its events are committed to the store.
+ * socket.io glue: agents stream into the live state and the history store; browsers subscribe to the views they
+ * show and get those views' changes (never the whole state). An agent's message is acknowledged only after its
+ * events are committed to the store.
  */
 export function attachHub(
   http: HttpServer,
@@ -51,8 +55,22 @@ export function attachHub(
     ServerToAgentEvents
   >;
 
-  const broadcast = (delta: UiDelta | null) => {
-    if (delta) ui.emit("locks:delta", delta);
+  const views = new LockViews(deps.live);
+  io.engine.on("close", () => views.close());
+  // Sources are small and every page shows them (header): sent to every tab, only when they changed, coalesced.
+  let sentSources = "";
+  let sourcesTimer: NodeJS.Timeout | null = null;
+  const pushSources = () => {
+    sourcesTimer = null;
+    const sources = deps.live.sources();
+    const json = JSON.stringify(sources);
+    if (json === sentSources) return;
+    sentSources = json;
+    ui.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
+  };
+  const broadcast = (change: LiveChange | null) => {
+    if (change) views.onChange(change);
+    sourcesTimer ??= setTimeout(pushSources, 100);
     deps.onChange?.();
   };
 
@@ -73,10 +91,13 @@ export function attachHub(
       const parsed = parseAgentSnapshot(raw);
       if (!parsed.ok) return reply(refuse(`invalid snapshot: ${parsed.error}`));
       if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
-      try {
-        await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
-      } catch (err) {
-        return reply(refuse(`store unavailable: ${String(err)}`));
+      // A snapshot in parts touches the store once, on its first part.
+      if (!parsed.value.part || parsed.value.part.index === 0) {
+        try {
+          await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
+        } catch (err) {
+          return reply(refuse(`store unavailable: ${String(err)}`));
+        }
       }
       broadcast(deps.live.applySnapshot(parsed.value));
       reply({ ok: true, stored: [] });
@@ -119,7 +140,27 @@ export function attachHub(
   });
 
   ui.on("connection", (socket) => {
-    socket.emit("locks:state", deps.live.state());
+    socket.emit("sources:state", { generatedAt: new Date().toISOString(), sources: deps.live.sources() });
+    // A tab that cannot keep up gets no more updates until its buffer drains, then its whole window once.
+    const send = (u: Parameters<ServerToUiEvents["view:update"]>[0]) => {
+      if ((socket.conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length > 64) return false;
+      socket.emit("view:update", u);
+      return true;
+    };
+    socket.on("view:subscribe", (raw, ack) => {
+      const reply = typeof ack === "function" ? ack : (_: ViewAck) => undefined;
+      const sub = parseViewSubscribe(raw);
+      if (!sub.ok) return reply({ ok: false, error: `invalid subscription: ${sub.error}` });
+      const parsed = parseLockQuery(viewParams(sub.value.query));
+      if (!parsed.ok) return reply({ ok: false, param: parsed.param, error: parsed.error });
+      const error = views.subscribe(socket.id, sub.value.viewId, parsed.query, send);
+      reply(error ? { ok: false, error } : { ok: true });
+    });
+    socket.on("view:unsubscribe", (raw) => {
+      const viewId = (raw as { viewId?: unknown } | null)?.viewId;
+      if (typeof viewId === "string") views.unsubscribe(socket.id, viewId);
+    });
+    socket.on("disconnect", () => views.dropClient(socket.id));
   });
   return io;
 }
@@ -127,6 +168,13 @@ export function attachHub(
 /** The /ui namespace, for pushing alert changes to browsers. */
 export function uiNamespace(io: Server) {
   return io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
+}
+
+/** A subscription's query as the parameters GET /api/locks takes, so both are checked by the same parser. */
+function viewParams(q: LockViewQuery): Array<[string, string]> {
+  return Object.entries(q)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => [k, String(v)]);
 }
 
 function refuse(error: string): AgentAck {

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { loadOrExit } from "../config/env";
 import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
+import { usersFileReloader } from "./auth/principals";
 import { loadDashboardConfig } from "./config";
 import { createHttpHandler } from "./http-handler";
 import { AlertEngine } from "./alerts/alert-engine";
@@ -32,7 +33,10 @@ async function main(): Promise<void> {
   const { auth, oneTimePassword } = await Authenticator.create(
     config.auth,
     loadSessionSecret(config.sessionSecret, config.databaseUrl),
+    store,
+    { ...usersFileReloader(process.env), log },
   );
+  auth.start();
 
   let pages: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
   if (config.ui) {
@@ -132,6 +136,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);
     clearInterval(alertTimer);
+    auth.stop();
     webhooks.stop();
     pruner.stop();
     server.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
-import type { EventsResponse, LocksResponse } from "../../lib/contract/api";
+import type { EventsResponse } from "../../lib/contract/api";
 import type { RedisServer } from "../harness/redis";
 import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
@@ -68,7 +68,7 @@ describe("delivery from agent to dashboard", () => {
     const acquiredBefore = rows.filter((r) => r.resource === "delivery:lock:before" && r.type === "acquired");
     expect(acquiredBefore).toHaveLength(1);
     // The live view is rebuilt from the agent's snapshot after the restart.
-    const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+    const { locks } = await dashboard.allLocks();
     expect(locks.filter((l) => l.resource.startsWith("delivery:lock:during-"))).toHaveLength(5);
     expect(locks.some((l) => l.resource === "delivery:lock:before")).toBe(false);
   });

@@ -25,6 +25,9 @@ export const redisBackend: BackendModule<RedisTarget[]> = {
       addressMap: a.redisAddressMap,
       clusterRefreshMs: a.clusterRefreshMs,
       push: deps.push,
+      changeDetection: a.changeDetection,
+      sweepMs: a.sweepMs,
+      serverTimeBudgetPercent: a.serverTimeBudgetPercent,
     });
     // `ready` waits for the first connection attempt so a slow handshake is not reported as an outage; a failure is
     // reported by the first poll and retried by ioredis with backoff.

@@ -18,6 +18,9 @@ import { RedisClusterSource } from "./redis-cluster-source";
 import type { RedisNodePort } from "./redis-port";
 import { RedisSource } from "./redis-source";
 import { ReplicationWatcher } from "./replication-watcher";
+import { bcastPrefixes } from "./bcast-prefixes";
+import { startClientTracking, type ClientTracking } from "./client-tracking";
+import { ServerTimeBudget } from "./server-time-budget";
 
 export interface RedisSourcesOptions {
   agentId: string;
@@ -41,6 +44,12 @@ export interface RedisSourcesOptions {
   clusterRefreshMs: number;
   /** Changes seen between polls (keyspace notifications) are published through this. */
   push: (output: TrackerOutput) => void;
+  /** REDIS_CHANGE_DETECTION (standalone nodes; cluster masters are polled). Default poll. */
+  changeDetection?: "track" | "poll";
+  /** REDIS_SWEEP_MS: the safety sweep's period in track mode. */
+  sweepMs?: number;
+  /** REDIS_SERVER_TIME_BUDGET_PERCENT: share of one core of each watched node; 0 or unset = unlimited. */
+  serverTimeBudgetPercent?: number;
 }
 
 export interface RedisSources {
@@ -63,7 +72,13 @@ export function createRedisSources(targets: readonly RedisTarget[], opts: RedisS
 const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
 
 type Mode =
-  | { kind: "standalone"; source: RedisSource; watcher: ReplicationWatcher; unsubscribe: () => void }
+  | {
+      kind: "standalone";
+      source: RedisSource;
+      watcher: ReplicationWatcher;
+      unsubscribe: () => void;
+      tracking: ClientTracking | null;
+    }
   | { kind: "cluster"; cluster: RedisClusterSource };
 
 /** One configured node, whichever it turns out to be: a standalone node (master or replica) or a cluster's seed. */
@@ -140,6 +155,8 @@ class RedisTargetSource implements WatchedSource {
     if (this.mode?.kind === "standalone") {
       this.mode.watcher.close();
       this.mode.unsubscribe();
+      this.mode.tracking?.close();
+      this.mode.source.close();
     }
     this.client.disconnect();
   }
@@ -170,11 +187,54 @@ class RedisTargetSource implements WatchedSource {
       ...this.sourceOptions(),
       sourceId: this.target.id,
       annotator: watcher,
+      budget: new ServerTimeBudget((this.opts.serverTimeBudgetPercent ?? 0) / 100),
+      ...(this.opts.sweepMs !== undefined ? { sweepMs: this.opts.sweepMs } : {}),
+      push: this.opts.push,
     });
     source.setConnection(this.client.status === "ready", this.error);
-    const notifications = this.subscribe(this.target.url, this.target.db, source);
-    this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop };
-    await notifications.ready;
+    // One batcher for both announcers (keyspace notifications, tracking invalidations): a key named by both is
+    // read once. Keys beyond its bound are not dropped silently in track mode: everything is re-read once.
+    const batcher = new NotificationBatcher(
+      async (keys) => this.opts.push(await source.refreshNotified(keys)),
+      5,
+      10_000,
+      () => source.resync(),
+    );
+    const notifications = this.subscribe(this.target.url, this.target.db, source, batcher);
+    const tracking = this.opts.changeDetection === "track" ? this.track(source, batcher) : null;
+    if (!tracking) source.setChangeDetection("poll");
+    this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop, tracking };
+    await Promise.all([notifications.ready, tracking?.ready]);
+  }
+
+  /** CLIENT TRACKING for a standalone node; its state switches the source between track and poll, logged once. */
+  private track(source: RedisSource, batcher: NotificationBatcher): ClientTracking {
+    let last = "";
+    const prefixes = bcastPrefixes(this.opts.lockPatterns);
+    return startClientTracking({
+      url: this.target.url,
+      reader: this.client,
+      prefixes,
+      commandTimeoutMs: this.opts.commandTimeoutMs,
+      onKeys: (keys) => keys.forEach((k) => batcher.add(k)),
+      onFlush: () => source.resync(),
+      log: (line) => this.opts.log(`${this.target.id}: ${line}`),
+      onState: (state) => {
+        if (state.live) {
+          source.setChangeDetection("track", state.note);
+          const line = `change detection: CLIENT TRACKING${prefixes.length ? ` (BCAST ${prefixes.join(", ")})` : ""}`;
+          if (line !== last) this.opts.log(`${this.target.id}: ${line}`);
+          last = line;
+          return;
+        }
+        source.setChangeDetection("poll", state.reason);
+        const line = state.refused
+          ? `${state.reason}; change detection falls back to polling within the server-time budget`
+          : `client tracking not live (${state.reason}); polling meanwhile`;
+        if (line !== last) this.opts.log(`${this.target.id}: ${line}`);
+        last = line;
+      },
+    });
   }
 
   private sourceOptions() {
@@ -253,9 +313,15 @@ class RedisTargetSource implements WatchedSource {
    * Keyspace notifications for one node: changes show in milliseconds, the poll stays the source of truth.
    * `ready` settles once subscribed (or given up); `stop` ends them.
    */
-  private subscribe(url: string, db: number, source: RedisSource): { ready: Promise<void>; stop: () => void } {
-    if (this.opts.keyspaceNotifications === "off") return { ready: Promise.resolve(), stop: () => undefined };
-    const batcher = new NotificationBatcher(async (keys) => this.opts.push(await source.refreshNotified(keys)));
+  private subscribe(
+    url: string,
+    db: number,
+    source: RedisSource,
+    shared?: NotificationBatcher,
+  ): { ready: Promise<void>; stop: () => void } {
+    if (this.opts.keyspaceNotifications === "off") return { ready: Promise.resolve(), stop: () => shared?.close() };
+    const batcher =
+      shared ?? new NotificationBatcher(async (keys) => this.opts.push(await source.refreshNotified(keys)));
     let close: (() => void) | null = null;
     let stopped = false;
     const ready = subscribeKeyspace({

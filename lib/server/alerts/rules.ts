@@ -53,13 +53,18 @@ export const HAZARD_RULES: Record<string, string> = {
   "db-long-wait": "waited-too-long",
 };
 
+/** Hazards of a whole source that raise an alert on the source (rule name by code). */
+export const SOURCE_HAZARD_RULES: Record<string, string> = {
+  "too-many-locks": "too-many-locks",
+};
+
 function fmt(ms: number): string {
   return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
 
 /** Which alert conditions hold now, from the live locks and sources (pure). */
 export function evaluateConditions(
-  locks: readonly Lock[],
+  locks: Iterable<Lock>,
   sources: readonly SourceStatus[],
   nowMs: number,
   cfg: AlertRulesConfig,
@@ -104,6 +109,20 @@ export function evaluateConditions(
     }
   }
   for (const s of sources) {
+    for (const h of s.hazards ?? []) {
+      const rule = SOURCE_HAZARD_RULES[h.code];
+      if (rule) {
+        add({
+          rule,
+          severity: h.severity,
+          lockId: null,
+          backend: s.kind,
+          source: s.id,
+          resource: null,
+          message: h.message,
+        });
+      }
+    }
     if (!s.up) {
       add({
         rule: "source-down",

@@ -85,23 +85,47 @@ export async function releaseLock(req: ApiRequest, deps: ApiDeps, lockId: string
   if (purgeWaiter !== undefined && !lock.waiters.some((w) => w.owner === purgeWaiter)) {
     return reject(400, "purgeWaiter is not a queued waiter of this lock");
   }
+  if (body.expectedFingerprint !== undefined && typeof body.expectedFingerprint !== "string") {
+    return reject(400, "expectedFingerprint must be a string: the lock's ownerFingerprint as you saw it");
+  }
+  // The guard is the exact holding the operator saw, never the owner's display text (cut at 128 characters, so two
+  // holders can look the same). Without the fingerprint, the holding seen is pinned by `since`: the agent reports a
+  // new holding (a different fingerprint) with a new `since`.
+  const expectedFingerprint =
+    body.expectedFingerprint ?? (body.expectedSince !== undefined ? lock.ownerFingerprint : undefined);
   const sameHolding = body.expectedSince === undefined || body.expectedSince === lock.since;
-  if (lock.owner !== body.expectedOwner || !sameHolding) {
+  const sameFingerprint = expectedFingerprint === undefined || expectedFingerprint === lock.ownerFingerprint;
+  if (lock.owner !== body.expectedOwner || !sameHolding || !sameFingerprint) {
     const result: ReleaseResult = {
       outcome: "refused-owner-changed",
-      message: sameHolding
-        ? `the owner is now ${lock.owner ?? "unknown"}: nothing was deleted`
-        : `the lock was released and taken again (since ${lock.since}) after you looked: nothing was deleted`,
+      message:
+        lock.owner !== body.expectedOwner
+          ? `the owner is now ${lock.owner ?? "unknown"}: nothing was deleted`
+          : !sameHolding
+            ? `the lock was released and taken again (since ${lock.since}) after you looked: nothing was deleted`
+            : "the lock is held by another holding with the same owner text since you looked: nothing was deleted",
       plan: [],
       perNode: [],
     };
     await audit(result, body.expectedOwner);
     return { status: 409, body: result };
   }
+  if (
+    !dryRun &&
+    purgeWaiter === undefined &&
+    lock.ownerFingerprint !== undefined &&
+    expectedFingerprint === undefined
+  ) {
+    return reject(
+      400,
+      "expectedFingerprint (the lock's ownerFingerprint) or expectedSince is required for a real release: the owner text alone does not name one holding",
+    );
+  }
   const result = await deps.agents.release(lock.agentId, {
     requestId: randomUUID(),
     lockId,
     expectedOwner: body.expectedOwner,
+    ...(expectedFingerprint !== undefined ? { expectedFingerprint } : {}),
     dryRun,
     actor: principal.name,
     reason: body.reason,
