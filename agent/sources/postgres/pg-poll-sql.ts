@@ -1,14 +1,19 @@
 /**
- * The one statement a poll runs against a PostgreSQL server (a constant, not a file, so a bundled agent carries it).
- * One poll of one PostgreSQL server: every advisory lock (held and awaited, all databases), who blocks each waiting
- * session, and the sessions involved. Read-only, and it takes no advisory or row lock: pg_locks and pg_stat_activity
- * read shared memory; the only locks are ACCESS SHARE on the catalog it reads, and the session's lock_timeout keeps
- * even that from ever queueing behind an ACCESS EXCLUSIVE. $1 = at most this many advisory lock rows; $2 = cut query text at this many characters
- * (0: do not read query text at all).
+ * The one statement a poll runs against a PostgreSQL server (a constant, not a file, so a bundled agent carries it):
+ * every advisory lock (held and awaited, all databases), who blocks each waiting session, and the sessions involved.
+ * $1 = at most this many advisory lock rows; $2 = cut query text at this many characters.
+ *
+ * Read-only, and it takes no advisory or row lock: pg_locks and pg_stat_activity read shared memory; the only locks
+ * are ACCESS SHARE on the catalog it reads, and the session's lock_timeout keeps even that from ever queueing
+ * behind an ACCESS EXCLUSIVE. pg_blocking_pids (which briefly locks the whole lock manager) is called only along the
+ * chains that start at an advisory waiter: from each such waiter to its blockers, and on from those that are
+ * themselves waiting, whatever they wait for (a row, a table), up to the root. UNION drops a row already seen, so a
+ * cycle ends the recursion.
+ *
  * Output: one row, one json column `snapshot`: { now, total, locks: [...], blocking: [...], sessions: [...] }.
  */
 export const PG_POLL_SQL = `
-WITH l AS MATERIALIZED (
+WITH RECURSIVE l AS MATERIALIZED (
   SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, virtualtransaction, waitstart
   FROM pg_catalog.pg_locks
   WHERE pid IS NOT NULL
@@ -21,8 +26,12 @@ adv AS (
 waiting AS (
   SELECT DISTINCT pid FROM l WHERE NOT granted
 ),
-blk AS (
-  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid) AS blocked_by FROM waiting w
+blk(pid, blocked_by) AS (
+  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid) FROM (SELECT DISTINCT pid FROM adv WHERE NOT granted) w
+  UNION
+  SELECT b.pid, pg_catalog.pg_blocking_pids(b.pid)
+  FROM blk, LATERAL unnest(blk.blocked_by) AS b(pid)
+  WHERE b.pid IN (SELECT pid FROM waiting)
 ),
 pids AS (
   SELECT pid FROM adv UNION SELECT pid FROM blk UNION SELECT unnest(blocked_by) FROM blk
