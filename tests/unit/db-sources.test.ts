@@ -13,17 +13,6 @@ const settings: DbLockSettings = {
   queryChars: 200,
 };
 
-const lockRow = (objid: number, pid = 100) => ({
-  db: "app",
-  classid: "0",
-  objid: String(objid),
-  objsubid: 1,
-  mode: "ExclusiveLock",
-  granted: true,
-  pid,
-  vxid: "3/1",
-  waitstart: null,
-});
 const sessionRow = {
   pid: 100,
   backendStart: "2026-12-01T09:00:00.5+00:00",
@@ -36,13 +25,22 @@ const sessionRow = {
   xactStart: null,
   queryStart: "2026-12-01T09:59:00+00:00",
   stateChange: "2026-12-01T09:59:00+00:00",
-  backendXid: null,
   query: "select 1",
 };
 const snapshot = (objids: number[], total = objids.length) => ({
   now: "2026-12-01T10:00:00+00:00",
   total,
-  locks: objids.map((o) => lockRow(o)),
+  locks: {
+    database: objids.map(() => 5),
+    classid: objids.map(() => 0),
+    objid: objids,
+    objsubid: objids.map(() => 1),
+    shared: objids.map(() => false),
+    granted: objids.map(() => true),
+    pid: objids.map(() => 100),
+    waitstart: objids.map(() => null),
+  },
+  databases: [[5, "app"]],
   blocking: [],
   sessions: [sessionRow],
 });

@@ -10,18 +10,18 @@
  * themselves waiting, whatever they wait for (a row, a table), up to the root. UNION drops a row already seen, so a
  * cycle ends the recursion.
  *
- * Output: one row, one json column `snapshot`: { now, total, locks: [...], blocking: [...], sessions: [...] }.
+ * Output: one row, one json column `snapshot`: { now, total, locks: { column: [...] }, databases: [[oid, name]],
+ * blocking: [...], sessions: [...] }. The locks come as one array per column, not one object per lock: building
+ * 5,000 JSON objects cost the server about 17 ms of CPU per poll here, the columns about 5 ms.
  */
 export const PG_POLL_SQL = `
 WITH RECURSIVE l AS MATERIALIZED (
-  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, virtualtransaction, waitstart
+  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, waitstart
   FROM pg_catalog.pg_locks
-  WHERE pid IS NOT NULL
+  WHERE pid IS NOT NULL AND (locktype = 'advisory' OR NOT granted)
 ),
 adv AS (
-  SELECT * FROM l WHERE locktype = 'advisory'
-  ORDER BY granted DESC, database, classid, objid, objsubid, pid
-  LIMIT $1
+  SELECT * FROM l WHERE locktype = 'advisory' LIMIT $1
 ),
 waiting AS (
   SELECT DISTINCT pid FROM l WHERE NOT granted
@@ -39,18 +39,22 @@ pids AS (
 SELECT json_build_object(
   'now', clock_timestamp(),
   'total', (SELECT count(*) FROM l WHERE locktype = 'advisory'),
-  'locks', COALESCE((
-    SELECT json_agg(json_build_object(
-      'db', d.datname, 'classid', adv.classid, 'objid', adv.objid, 'objsubid', adv.objsubid, 'mode', adv.mode,
-      'granted', adv.granted, 'pid', adv.pid, 'vxid', adv.virtualtransaction, 'waitstart', adv.waitstart))
-    FROM adv LEFT JOIN pg_catalog.pg_database d ON d.oid = adv.database), '[]'::json),
+  'locks', (
+    SELECT json_build_object(
+      'database', array_agg(database::int8), 'classid', array_agg(classid::int8), 'objid', array_agg(objid::int8),
+      'objsubid', array_agg(objsubid), 'shared', array_agg(mode = 'ShareLock'), 'granted', array_agg(granted),
+      'pid', array_agg(pid), 'waitstart', array_agg(waitstart))
+    FROM adv),
+  'databases', COALESCE((
+    SELECT json_agg(json_build_array(d.oid::int8, d.datname))
+    FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT database FROM adv)), '[]'::json),
   'blocking', COALESCE((SELECT json_agg(json_build_object('pid', pid, 'by', blocked_by)) FROM blk), '[]'::json),
   'sessions', COALESCE((
     SELECT json_agg(json_build_object(
       'pid', a.pid, 'backendStart', a.backend_start, 'user', a.usename, 'application', a.application_name,
       'clientAddr', host(a.client_addr), 'clientPort', a.client_port, 'db', a.datname, 'state', a.state,
       'xactStart', a.xact_start, 'queryStart', a.query_start, 'stateChange', a.state_change,
-      'backendXid', a.backend_xid, 'query', CASE WHEN $2 > 0 THEN left(a.query, $2) END))
+      'query', left(a.query, $2)))
     FROM pg_catalog.pg_stat_activity a JOIN pids ON pids.pid = a.pid), '[]'::json)
 ) AS snapshot
 `;
