@@ -17,6 +17,7 @@ import { measureAgentMemory } from "./agent-memory";
 import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
+import { measureLocksTable } from "./locks-table";
 import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
 import { seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
 import { keyspaceNotificationSupport } from "./support/agent-features";
@@ -31,7 +32,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const TOTAL_KEYS = 1_000_000;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
 const WATCHDOG_MS = 10 * 60_000;
-const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper"] as const;
+const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper", "table"] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
   discovery: "Discovery scan",
@@ -39,6 +40,7 @@ const TITLES: Record<SectionId, string> = {
   events: "Event latency",
   memory: "Agent memory",
   zookeeper: "ZooKeeper",
+  table: "Locks table at 10 k and 100 k locks",
 };
 
 const started = performance.now();
@@ -147,6 +149,7 @@ async function main(): Promise<number> {
     } else {
       for (const id of ["events", "memory", "zookeeper"] as const) sections.push(skipped(id));
     }
+    sections.push(await section("table", only, () => measureLocksTable(cleanup, log)));
   } finally {
     log("stopping servers");
     await cleanup.runAll(log);
