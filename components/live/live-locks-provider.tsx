@@ -188,7 +188,6 @@ export function applyViewUpdate(
  */
 export function useLockView(query: LockViewQuery | null): LockView {
   const { subscribeView } = useLiveLocks();
-  const [viewId] = useState(() => `v${++viewSeq}`);
   const [state, setState] = useState<LockView>({
     rows: [],
     offset: 0,
@@ -203,6 +202,9 @@ export function useLockView(query: LockViewQuery | null): LockView {
   useEffect(() => {
     if (key === null) return;
     const q = JSON.parse(key) as LockViewQuery;
+    // A new id per query: a late update of the previous window can never be taken for the new one.
+    const viewId = `v${++viewSeq}`;
+    held.current = { ...held.current, seq: 0 };
     return subscribeView(viewId, q, {
       onUpdate(u, receivedAt) {
         if (u.seq <= held.current.seq) return;
@@ -221,7 +223,7 @@ export function useLockView(query: LockViewQuery | null): LockView {
         if (!a.ok) setState((s) => ({ ...s, ready: true, error: a.error ?? "the view was refused" }));
       },
     });
-  }, [key, viewId, subscribeView]);
+  }, [key, subscribeView]);
   return state;
 }
 

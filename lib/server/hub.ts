@@ -50,7 +50,6 @@ export function attachHub(
   >;
 
   const views = new LockViews(deps.live);
-  io.engine.on("close", () => views.close());
   // Sources are small and every page shows them (header): sent to every tab, only when they changed, coalesced.
   let sentSources = "";
   let sourcesTimer: NodeJS.Timeout | null = null;
