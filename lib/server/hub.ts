@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import { Server, type ServerOptions } from "socket.io";
 import {
   AGENT_NAMESPACE,
   UI_NAMESPACE,
@@ -16,6 +16,7 @@ import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
 import type { Authenticator } from "./auth/authenticator";
 import type { LiveState } from "./live-state";
+import type { Fanout } from "./fanout";
 import type { HistoryStore } from "./store";
 
 function sameSecret(given: unknown, expected: string): boolean {
@@ -42,9 +43,16 @@ export function attachHub(
     onEvents?: (events: LockEvent[]) => void;
     /** Called after any change of the live state. */
     onChange?: () => void;
+    /** Several dashboards: the socket.io Redis adapter, and where local agents' live state is handed on. */
+    adapter?: ServerOptions["adapter"];
+    fanout?: Fanout;
   },
 ): Server {
-  const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
+  const io = new Server(http, {
+    maxHttpBufferSize: 50 * 1024 * 1024,
+    serveClient: false,
+    ...(deps.adapter ? { adapter: deps.adapter } : {}),
+  });
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
   const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
@@ -79,6 +87,7 @@ export function attachHub(
         return reply(refuse(`store unavailable: ${String(err)}`));
       }
       broadcast(deps.live.applySnapshot(parsed.value));
+      deps.fanout?.snapshot(parsed.value);
       reply({ ok: true, stored: [] });
     });
     socket.on("agent:update", async (raw, ack) => {
@@ -94,6 +103,7 @@ export function attachHub(
         return reply(refuse("store unavailable; keep the events and retry"));
       }
       broadcast(deps.live.applyUpdate(parsed.value));
+      deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {
         ui.emit("events:new", { events: saved.fresh });
@@ -106,7 +116,10 @@ export function attachHub(
       deps.agents.remove(agentId, socket);
       // Another connection of the same agent may already be up (reconnect races): only mark it gone if none is.
       const stillThere = [...agents.sockets.values()].some((s) => s.id !== socket.id && s.data.agentId === agentId);
-      if (!stillThere) broadcast(deps.live.disconnect(agentId));
+      if (!stillThere) {
+        broadcast(deps.live.disconnect(agentId));
+        deps.fanout?.gone(agentId);
+      }
     });
   });
 
