@@ -274,6 +274,8 @@ export class RedisSource {
       }
       const discovered = await this.discover();
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
+      // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
+      if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
       this.failoverFrom = null;
       this.up = true;
       this.error = undefined;
