@@ -3,19 +3,9 @@ import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../lib/contract/release";
 import { SourceCap } from "./core/source-cap";
 import type { TrackerOutput } from "./core/tracker";
+import type { WatchedSource } from "./sources/source-port";
 
-/** What the agent loop needs from a watched system (a Redis node, later Redlock groups and ZooKeeper). */
-export interface WatchedSource {
-  status(): SourceStatus;
-  /** A composite (a Redis Cluster: one source per master) reports one status per member. */
-  statuses?(): SourceStatus[];
-  poll(): Promise<TrackerOutput>;
-  locks(): Lock[];
-  /** Whether this source reports the lock (the one to ask for a release). */
-  has?(lockId: string): boolean;
-  /** Guarded force-release; the output carries the resulting events so the view updates at once. */
-  release?(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }>;
-}
+export type { WatchedSource };
 
 export interface AgentSink {
   publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void;

@@ -4,6 +4,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import Link from "next/link";
 import { useSearchParams } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { BACKEND_LABELS, BACKENDS } from "@/lib/contract/lock";
 import type { LockViewQuery } from "@/lib/contract/socket";
 import { queueLength } from "@/lib/contract/lock-queue";
 import { useLiveLocks, useLockView, useNow, type LiveLock } from "../live/live-locks-provider";
@@ -210,9 +211,11 @@ export function LocksTable() {
           className="rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm"
         >
           <option value="all">All backends</option>
-          <option value="redis">Redis</option>
-          <option value="redlock">Redlock</option>
-          <option value="zookeeper">ZooKeeper</option>
+          {BACKENDS.map((b) => (
+            <option key={b} value={b}>
+              {BACKEND_LABELS[b]}
+            </option>
+          ))}
         </select>
         <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />
         {Object.entries(linkFilters).map(([k, v]) => (

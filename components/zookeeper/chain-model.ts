@@ -4,7 +4,7 @@
  * clock (wait times are counted where they are drawn).
  */
 import type { Hazard, Lock, ZkContender, ZkWatcher } from "@/lib/contract/lock";
-import { queueLength } from "@/lib/contract/lock-queue";
+import { queueLength } from "../../lib/contract/lock-queue";
 
 /**
  * How a waiter's wait is known. observed: its session is in the server's watch table on the node it waits for;

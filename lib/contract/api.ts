@@ -3,7 +3,7 @@ import type { Lock, LockEvent, SourceStatus } from "./lock";
 
 export interface HealthResponse {
   status: "ok";
-  sources: Array<Pick<SourceStatus, "id" | "kind" | "up" | "error">>;
+  sources: Array<Pick<SourceStatus, "id" | "kind" | "up" | "error" | "changeDetection" | "note">>;
   agents: Array<{ id: string; name: string; connected: boolean; lastSeen: string }>;
 }
 

@@ -3,7 +3,18 @@
  * contract's types, so a schema and its type cannot silently drift apart.
  */
 import { z } from "zod";
-import type { Hazard, Lock, LockEvent, QuorumView, SourceStatus, Waiter, ZkLockView } from "./lock";
+
+import {
+  BACKENDS,
+  type DbLockView,
+  type Hazard,
+  type Lock,
+  type LockEvent,
+  type QuorumView,
+  type SourceStatus,
+  type Waiter,
+  type ZkLockView,
+} from "./lock";
 import type { AgentSnapshot, AgentUpdate, ViewSubscribe } from "./socket";
 
 const MAX_TEXT = 4096;
@@ -12,7 +23,7 @@ const isoTime = z
   .string()
   .max(40)
   .refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
-const backend = z.enum(["redis", "redlock", "zookeeper"]);
+const backend = z.enum(BACKENDS);
 
 const hazard: z.ZodType<Hazard> = z.object({
   code: text,
@@ -73,6 +84,48 @@ const zkSchema: z.ZodType<ZkLockView> = z.object({
   longWaitMs: z.number().int().nonnegative().optional(),
 });
 
+const dbSession = z.object({
+  pid: z.number().int().nonnegative(),
+  backendStart: z.string().max(64).optional(),
+  user: text.nullable(),
+  application: text.nullable(),
+  client: text.nullable(),
+  database: text.nullable(),
+  state: text.nullable(),
+  xactStart: isoTime.nullable().optional(),
+  queryStart: isoTime.nullable().optional(),
+  stateChange: isoTime.nullable().optional(),
+  query: text.nullable().optional(),
+});
+const dbMode = z.enum(["exclusive", "shared"]);
+
+const dbSchema: z.ZodType<DbLockView> = z.object({
+  engine: z.enum(["postgres", "mysql", "mariadb"]),
+  database: text.nullable(),
+  keyKind: z.enum(["bigint", "int4-pair", "name"]),
+  holders: z
+    .array(
+      z.object({
+        session: dbSession,
+        mode: dbMode,
+        level: z.enum(["session", "transaction", "unknown"]),
+        levelEvidence: text,
+      }),
+    )
+    .max(10_000),
+  waiters: z
+    .array(
+      z.object({
+        session: dbSession,
+        mode: dbMode,
+        since: isoTime.nullable(),
+        blockedBy: z.array(z.number().int()).max(10_000),
+        chain: z.array(z.number().int()).max(1000),
+      }),
+    )
+    .max(10_000),
+});
+
 export const lockSchema: z.ZodType<Lock> = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a URL-safe id"),
   backend,
@@ -84,6 +137,17 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   rule: z.string().max(128),
   ttlMs: z.number().int().nullable(),
   holder: z.record(z.string().max(64), scalar).nullable(),
+  holders: z
+    .array(
+      z.object({
+        owner: text,
+        since: isoTime.optional(),
+        ttlMs: z.number().int().nullable().optional(),
+      }),
+    )
+    .max(10_000)
+    .optional(),
+  holdersTotal: z.number().int().nonnegative().optional(),
   waiters: z.array(waiter).max(10_000),
   since: isoTime,
   observedAt: isoTime,
@@ -93,6 +157,7 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   agentId: z.string().max(128),
   quorum: quorumSchema.optional(),
   zookeeper: zkSchema.optional(),
+  database: dbSchema.optional(),
 });
 
 const eventSchema: z.ZodType<LockEvent> = z.object({
@@ -137,6 +202,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
     .max(1000)
     .optional(),
   hazards: z.array(hazard).max(64).optional(),
+  changeDetection: z.enum(["track", "poll"]).optional(),
+  note: text.optional(),
 });
 
 const agentId = z.string().min(1).max(128);

@@ -2,17 +2,19 @@ import { ConfigError, readBool, readHttpUrl, readInt, readList, readString, type
 import { DEFAULT_ALERT_RULES, type AlertRulesConfig } from "./alerts/rules";
 import { parseWebhookTargets, type WebhookTarget } from "./alerts/webhooks";
 import { loadAuthConfig, type AuthConfig } from "./auth/principals";
-import { databaseFileUrl } from "./database-url";
+import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
 
 export interface DashboardConfig {
   port: number;
   host: string;
   databaseUrl: string;
+  /** sqlite for a file: URL, postgresql for a postgresql:// URL. */
+  databaseProvider: DatabaseProvider;
   agentToken: string;
   /** Serve the Next.js pages (off for API-only runs such as integration tests). */
   ui: boolean;
   auth: AuthConfig;
-  /** Mark the session cookie Secure (behind TLS). */
+  /** Mark the session cookie Secure (behind TLS): COOKIE_SECURE, by default true when PUBLIC_URL is https. */
   secureCookies: boolean;
   /** HMAC key for session cookies; when unset one is generated and kept next to the SQLite file. */
   sessionSecret: string | null;
@@ -35,9 +37,9 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   if (agentToken === "")
     throw new ConfigError("AGENT_TOKEN", "is required: agents must present it (npm start generates one)");
   if (agentToken.length < 16) throw new ConfigError("AGENT_TOKEN", "must be at least 16 characters");
-  let databaseUrl: string;
+  let database: ReturnType<typeof parseDatabaseUrl>;
   try {
-    databaseUrl = databaseFileUrl(env.DATABASE_URL);
+    database = parseDatabaseUrl(env.DATABASE_URL);
   } catch (err) {
     throw new ConfigError("DATABASE_URL", err instanceof Error ? err.message.replace(/^DATABASE_URL /, "") : "invalid");
   }
@@ -54,14 +56,17 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   const sessionSecret = readString(env, "SESSION_SECRET", "");
   if (sessionSecret && sessionSecret.length < 32)
     throw new ConfigError("SESSION_SECRET", "must be at least 32 characters");
+  const publicUrl = env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null;
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     host,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseProvider: database.provider,
     agentToken,
     ui: ui === "on",
     auth,
-    secureCookies: readBool(env, "COOKIE_SECURE", false),
+    // Served over https (PUBLIC_URL says so): the cookie must never travel over plain http.
+    secureCookies: readBool(env, "COOKIE_SECURE", publicUrl?.startsWith("https:") ?? false),
     sessionSecret: sessionSecret || null,
     releasesPerMinute: readInt(env, "RELEASES_PER_MINUTE", 10, 1, 1000),
     alertRules: {
@@ -78,7 +83,7 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
       }),
     ),
     alertResolveAfterMs: readInt(env, "ALERT_RESOLVE_AFTER_MS", 30_000, 0, 86_400_000),
-    publicUrl: env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null,
+    publicUrl,
     retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
   };

@@ -1,6 +1,5 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import type { Server } from "socket.io";
 import {
   AGENT_NAMESPACE,
   UI_NAMESPACE,
@@ -15,18 +14,12 @@ import {
 import type { LockEvent } from "../contract/lock";
 import { parseAgentSnapshot, parseAgentUpdate, parseViewSubscribe } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
+import { createSocketServers, sameSecret } from "./socket-servers";
 import type { Authenticator } from "./auth/authenticator";
 import type { LiveChange, LiveState } from "./live-state";
 import { parseLockQuery } from "./lock-query";
 import { LockViews } from "./lock-views";
 import type { HistoryStore } from "./store";
-
-function sameSecret(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /**
  * socket.io glue: agents stream into the live state and the history store; browsers subscribe to the views they
@@ -48,9 +41,10 @@ export function attachHub(
     onChange?: () => void;
   },
 ): Server {
-  const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
+  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
+  const { io, agentIo } = createSocketServers(http, deps.agentToken);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
-  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
+  const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
     ServerToAgentEvents
   >;
@@ -74,17 +68,29 @@ export function attachHub(
   };
 
   agents.use((socket, next) => {
-    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown };
+    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };
     if (!sameSecret(auth.token, deps.agentToken)) return next(new Error("unauthorised: wrong or missing agent token"));
-    if (typeof auth.agentId !== "string" || auth.agentId === "") return next(new Error("agentId is required"));
+    if (typeof auth.agentId !== "string" || auth.agentId === "" || auth.agentId.length > 128) {
+      return next(new Error("agentId is required (1 to 128 characters)"));
+    }
+    // Without an instance id (an older agent) each connection counts as its own process.
+    const instanceId =
+      typeof auth.instanceId === "string" && auth.instanceId !== "" ? auth.instanceId.slice(0, 128) : socket.id;
+    // One live connection per agent id: release commands must reach the process that reported the lock.
+    const admission = deps.agents.admission(auth.agentId, instanceId);
+    if (!admission.admit) {
+      deps.log(`refused a second connection for agent ${auth.agentId} from ${socket.handshake.address}`);
+      return next(new Error(admission.error));
+    }
     socket.data.agentId = auth.agentId;
+    socket.data.instanceId = instanceId;
     next();
   });
 
   agents.on("connection", (socket) => {
     const agentId = socket.data.agentId as string;
     deps.log(`agent ${agentId} connected`);
-    deps.agents.add(agentId, socket);
+    deps.agents.add(agentId, socket, socket.data.instanceId as string);
     socket.on("agent:snapshot", async (raw, ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentSnapshot(raw);

@@ -2,12 +2,13 @@
  * The query language of the live locks (`GET /api/locks` and the browsers' view subscriptions): parameters in,
  * a validated query out, or the parameter that is wrong and why (a 400 that names it). Pure.
  */
+import { BACKENDS } from "../contract/lock";
 
 export const SORT_KEYS = ["resource", "ttl", "held", "waiters", "hazards"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-/** Backends a filter may name: today's sources and the database ones of the public contract. */
-export const BACKENDS = ["redis", "redlock", "zookeeper", "postgres", "mysql"] as const;
+/** Backends a filter may name: the contract's one list (re-exported for the callers of this module). */
+export { BACKENDS };
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;

@@ -6,7 +6,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { loadOrExit } from "../config/env";
 import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
+import { usersFileReloader } from "./auth/principals";
 import { loadDashboardConfig } from "./config";
+import { redact } from "./database-url";
 import { createHttpHandler } from "./http-handler";
 import { AlertEngine } from "./alerts/alert-engine";
 import { WebhookSender } from "./alerts/webhooks";
@@ -14,10 +16,11 @@ import { attachHub, uiNamespace } from "./hub";
 import { Metrics } from "./metrics";
 import { RetentionPruner } from "./retention";
 import { LiveState } from "./live-state";
-import { applyMigrations, projectRoot } from "./migrate";
+import { migrateDatabase, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
 import { openStore } from "./store";
+import { withWriteTiming } from "./store-timing";
 
 function log(line: string): void {
   process.stdout.write(`${new Date().toISOString()} dashboard ${line}\n`);
@@ -25,14 +28,23 @@ function log(line: string): void {
 
 async function main(): Promise<void> {
   const config = loadOrExit("lockscope dashboard", () => loadDashboardConfig());
-  applyMigrations(config.databaseUrl, projectRoot);
-  const store = openStore(config.databaseUrl);
+  const migrated = await migrateDatabase(config.databaseUrl, projectRoot);
+  if (migrated?.applied.length) log(`applied migrations: ${migrated.applied.join(", ")}`);
+  if (migrated?.unknown.length)
+    log(`database has migrations this version does not know: ${migrated.unknown.join(", ")}`);
+  // Late-bound: the metrics registry is built below, from the live state.
+  let observeWrite: (seconds: number, events: number) => void = () => undefined;
+  const store = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
   const live = new LiveState();
   const agents = new AgentGateway();
   const { auth, oneTimePassword } = await Authenticator.create(
     config.auth,
     loadSessionSecret(config.sessionSecret, config.databaseUrl),
+    store,
+    { ...usersFileReloader(process.env), log },
   );
+  await auth.load();
+  auth.start();
 
   let pages: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
   if (config.ui) {
@@ -52,6 +64,7 @@ async function main(): Promise<void> {
   });
   const openByRule = new Map<string, number>();
   const metrics = new Metrics(live, () => openByRule);
+  observeWrite = (s, n) => metrics.observeStoreWrite(config.databaseProvider, s, n);
   const webhooks = new WebhookSender(store, log);
   const pruner = new RetentionPruner(store, {
     eventDays: config.retentionDays,
@@ -97,6 +110,9 @@ async function main(): Promise<void> {
         .openAlerts()
         .then((open) =>
           ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
+        )
+        .catch((err: unknown) =>
+          log(`could not read open alerts: ${err instanceof Error ? err.message : String(err)}`),
         );
     },
   };
@@ -123,7 +139,9 @@ async function main(): Promise<void> {
   });
   const addr = server.address();
   const port = typeof addr === "object" && addr ? addr.port : config.port;
-  log(`listening on http://${config.host}:${port} (ui ${config.ui ? "on" : "off"}, store ${config.databaseUrl})`);
+  log(
+    `listening on http://${config.host}:${port} (ui ${config.ui ? "on" : "off"}, store ${redact(config.databaseUrl)})`,
+  );
   if (oneTimePassword) {
     // Printed once, never stored: the quick start stays one command and nothing is open without a password.
     log(`no USERS or API_TOKENS configured: sign in as admin with password ${oneTimePassword} (valid until restart)`);
@@ -132,6 +150,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);
     clearInterval(alertTimer);
+    auth.stop();
     webhooks.stop();
     pruner.stop();
     server.close();

@@ -5,17 +5,21 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
 import {
-  Prisma,
   PrismaClient,
   type Alert as AlertRow,
   type AuditEntry as AuditRow,
   type Event as EventRow,
+  type Session as SessionRow,
 } from "../generated/prisma/client.ts";
+import { PrismaClient as PostgresPrismaClient } from "../generated/prisma-postgres/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
 import type { AuditEntryView, ReleaseNodeResult, ReleaseOutcome } from "../contract/release";
+import type { Role } from "./auth/principals";
+import type { Session, SessionStore } from "./auth/session";
 
 export interface ResourceHourRow {
   lockId: string;
@@ -30,7 +34,8 @@ export interface ResourceHourRow {
   holdMsSum: number;
   holdMsMax: number;
 }
-import { databaseFileUrl } from "./database-url";
+import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
+import { isTakeover } from "./history";
 
 export interface EventQuery {
   lockId?: string;
@@ -76,7 +81,7 @@ export interface PendingDelivery {
   attempts: number;
 }
 
-export interface HistoryStore {
+export interface HistoryStore extends SessionStore {
   openAlerts(): Promise<AlertView[]>;
   /** Stores the alert and its webhook deliveries in one transaction. */
   raiseAlert(alert: NewAlert, outbox: (id: string) => OutboxItem[]): Promise<AlertView>;
@@ -104,51 +109,44 @@ export interface HistoryStore {
   close(): Promise<void>;
 }
 
-/** SQLite allows a limited number of bound variables per statement. */
-const CHUNK = 400;
+/** Events per transaction: a whole agent batch (1,000) in one, while keeping each statement bounded. */
+const CHUNK: Record<DatabaseProvider, number> = { sqlite: 2000, postgresql: 2000 };
 
+/**
+ * Opens the history store named by DATABASE_URL: an SQLite file, or a PostgreSQL server through @prisma/adapter-pg.
+ * The PostgreSQL client is generated from prisma/postgres/schema.prisma, whose models the drift test keeps identical
+ * to prisma/schema.prisma, so both clients have the same API and this module uses one type for both.
+ */
 export function openStore(databaseUrl: string | undefined): HistoryStore {
-  const url = databaseFileUrl(databaseUrl);
-  const file = url.slice("file:".length);
-  if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url }) });
+  const target = parseDatabaseUrl(databaseUrl);
+  let prisma: PrismaClient;
+  let ready: Promise<void> = Promise.resolve();
+  if (target.provider === "postgresql") {
+    const adapter = new PrismaPg({ connectionString: target.url, application_name: "lockscope-dashboard" });
+    prisma = new PostgresPrismaClient({ adapter }) as unknown as PrismaClient;
+  } else {
+    const file = target.url.slice("file:".length);
+    if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: target.url }) });
+    ready = sqlitePragmas(prisma);
+  }
+  const provider = target.provider;
   return {
     async saveEvents(events) {
       const stored: string[] = [];
       const freshAll: LockEvent[] = [];
-      for (let i = 0; i < events.length; i += CHUNK) {
-        const chunk = events.slice(i, i + CHUNK);
-        await prisma.$transaction(async (tx) => {
-          const existing = await tx.event.findMany({
-            where: { id: { in: chunk.map((e) => e.id) } },
-            select: { id: true },
-          });
-          const have = new Set(existing.map((e) => e.id));
-          const fresh = dedupe(chunk.filter((e) => !have.has(e.id)));
-          if (fresh.length > 0) await tx.event.createMany({ data: fresh.map(toRow) });
-          freshAll.push(...fresh);
-          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count. One
-          // multi-row upsert per 50 rows: a first snapshot of 10,000 locks must not take longer than the agent's ack.
-          const rows = rollup(fresh);
-          for (let j = 0; j < rows.length; j += 50) {
-            const part = rows.slice(j, j + 50);
-            const values = Prisma.join(
-              part.map(
-                (r) =>
-                  Prisma.sql`(${r.lockId}, ${r.resource}, ${r.backend}, ${r.hour}, ${r.acquisitions}, ${r.releases}, ${r.expiries}, ${r.ownerChanges}, ${r.holdCount}, ${r.holdMsSum}, ${r.holdMsMax})`,
-              ),
-            );
-            await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax") VALUES ${values}
-              ON CONFLICT ("lockId", "hour") DO UPDATE SET
-                "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
-                "releases" = "ResourceHour"."releases" + excluded."releases",
-                "expiries" = "ResourceHour"."expiries" + excluded."expiries",
-                "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
-                "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
-                "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
-                "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
-          }
+      const size = CHUNK[provider];
+      await ready;
+      for (let i = 0; i < events.length; i += size) {
+        const chunk = dedupe(events.slice(i, i + size));
+        const fresh = await prisma.$transaction(async (tx) => {
+          const fresh = await insertNewEvents(tx, provider, chunk);
+          // Hourly rollups, kept after raw events are pruned; counted once since only fresh events count, and in
+          // the same transaction as the insert, so a retried batch neither loses nor doubles a count.
+          await addRollups(tx, provider, rollup(fresh));
+          return fresh;
         });
+        freshAll.push(...fresh);
         stored.push(...chunk.map((e) => e.id));
       }
       return { stored, fresh: freshAll };
@@ -288,8 +286,144 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       ]);
       return a.count + b.count + c.count;
     },
+    async createSession(x) {
+      await prisma.session.create({
+        data: {
+          ...x,
+          createdAt: new Date(x.createdAt),
+          expiresAt: new Date(x.expiresAt),
+          revokedAt: x.revokedAt === null ? null : new Date(x.revokedAt),
+        },
+      });
+    },
+    async findSession(id) {
+      const row = await prisma.session.findUnique({ where: { id } });
+      return row ? sessionFromRow(row) : null;
+    },
+    async revokeSession(id, at) {
+      await prisma.session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date(at) } });
+    },
+    async sessionsCreatedSince(since, now) {
+      const rows = await prisma.session.findMany({
+        where: { createdAt: { gte: new Date(since) }, revokedAt: null, expiresAt: { gt: new Date(now) } },
+      });
+      return rows.map(sessionFromRow);
+    },
+    async sessionsRevokedSince(since) {
+      const rows = await prisma.session.findMany({
+        where: { revokedAt: { gte: new Date(since) } },
+        select: { id: true },
+      });
+      return rows.map((r) => r.id);
+    },
+    async pruneSessions(before) {
+      const { count } = await prisma.session.deleteMany({ where: { expiresAt: { lt: new Date(before) } } });
+      return count;
+    },
     close: () => prisma.$disconnect(),
   };
+}
+
+function sessionFromRow(r: SessionRow): Session {
+  return {
+    ...r,
+    role: r.role as Role,
+    createdAt: r.createdAt.getTime(),
+    expiresAt: r.expiresAt.getTime(),
+    revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
+  };
+}
+
+/**
+ * How each engine keeps a DateTime written by Prisma: SQLite as ISO text with an explicit +00:00 offset (what the
+ * better-sqlite3 adapter writes and compares as text), PostgreSQL as TIMESTAMP(3) holding UTC.
+ */
+function sqlTime(provider: DatabaseProvider, d: Date): string {
+  const iso = d.toISOString();
+  return provider === "sqlite" ? `${iso.slice(0, -1)}+00:00` : iso;
+}
+
+/**
+ * Inserts the events not stored yet and returns those, in input order: one statement per batch, whose rows arrive
+ * as one JSON parameter (json_each in SQLite, jsonb_to_recordset in PostgreSQL) instead of 13 bound values per
+ * event, since building and binding those cost more than the insert itself. INSERT ... ON CONFLICT DO NOTHING
+ * RETURNING decides what is new in the same statement, so a batch replayed to two dashboards at once (the agent
+ * reconnected elsewhere) is stored once; rows go in id order so two overlapping batches wait for each other
+ * instead of deadlocking.
+ */
+async function insertNewEvents(tx: Tx, provider: DatabaseProvider, chunk: LockEvent[]): Promise<LockEvent[]> {
+  if (chunk.length === 0) return [];
+  const receivedAt = sqlTime(provider, new Date());
+  const rows = [...chunk]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((e) => {
+      const r = toRow(e);
+      return { ...r, at: sqlTime(provider, r.at), receivedAt };
+    });
+  const json = JSON.stringify(rows);
+  const inserted =
+    provider === "sqlite"
+      ? await tx.$queryRaw<
+          { id: string }[]
+        >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "receivedAt", "detail")
+          SELECT value ->> 'id', value ->> 'agentId', value ->> 'type', value ->> 'lockId', value ->> 'backend', value ->> 'source', value ->> 'resource', value ->> 'owner', value ->> 'previousOwner', value ->> 'library', value ->> 'ttlMs', value ->> 'at', value ->> 'receivedAt', value ->> 'detail'
+          FROM json_each(${json}) WHERE true
+          ON CONFLICT ("id") DO NOTHING RETURNING "id"`
+      : await tx.$queryRaw<
+          { id: string }[]
+        >`INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "receivedAt", "detail")
+          SELECT x."id", x."agentId", x."type", x."lockId", x."backend", x."source", x."resource", x."owner", x."previousOwner", x."library", x."ttlMs", x."at" AT TIME ZONE 'UTC', x."receivedAt" AT TIME ZONE 'UTC', x."detail"
+          FROM jsonb_to_recordset(${json}::jsonb) AS x("id" text, "agentId" text, "type" text, "lockId" text, "backend" text, "source" text, "resource" text, "owner" text, "previousOwner" text, "library" text, "ttlMs" integer, "at" timestamptz, "receivedAt" timestamptz, "detail" text)
+          ON CONFLICT ("id") DO NOTHING RETURNING "id"`;
+  const fresh = new Set(inserted.map((r) => r.id));
+  return chunk.filter((e) => fresh.has(e.id));
+}
+
+/**
+ * Adds counts to the hourly rollups in one upsert per batch (rows as one JSON parameter, as above). Sorted by key,
+ * since two dashboards on PostgreSQL may upsert the same rows at once.
+ */
+async function addRollups(tx: Tx, provider: DatabaseProvider, all: ResourceHourRow[]): Promise<void> {
+  if (all.length === 0) return;
+  const rows = [...all]
+    .sort((a, b) => (a.lockId < b.lockId ? -1 : a.lockId > b.lockId ? 1 : a.hour.getTime() - b.hour.getTime()))
+    .map((r) => ({ ...r, hour: sqlTime(provider, r.hour) }));
+  const json = JSON.stringify(rows);
+  if (provider === "sqlite") {
+    await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
+      SELECT value ->> 'lockId', value ->> 'resource', value ->> 'backend', value ->> 'hour', value ->> 'acquisitions', value ->> 'releases', value ->> 'expiries', value ->> 'ownerChanges', value ->> 'holdCount', value ->> 'holdMsSum', value ->> 'holdMsMax'
+      FROM json_each(${json}) WHERE true
+      ON CONFLICT ("lockId", "hour") DO UPDATE SET
+        "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
+        "releases" = "ResourceHour"."releases" + excluded."releases",
+        "expiries" = "ResourceHour"."expiries" + excluded."expiries",
+        "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
+        "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
+        "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
+        "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+    return;
+  }
+  // GREATEST: MAX is only an aggregate in PostgreSQL.
+  await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
+    SELECT x."lockId", x."resource", x."backend", x."hour" AT TIME ZONE 'UTC', x."acquisitions", x."releases", x."expiries", x."ownerChanges", x."holdCount", x."holdMsSum", x."holdMsMax"
+    FROM jsonb_to_recordset(${json}::jsonb) AS x("lockId" text, "resource" text, "backend" text, "hour" timestamptz, "acquisitions" integer, "releases" integer, "expiries" integer, "ownerChanges" integer, "holdCount" integer, "holdMsSum" double precision, "holdMsMax" double precision)
+    ON CONFLICT ("lockId", "hour") DO UPDATE SET
+      "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
+      "releases" = "ResourceHour"."releases" + excluded."releases",
+      "expiries" = "ResourceHour"."expiries" + excluded."expiries",
+      "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
+      "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
+      "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
+      "holdMsMax" = GREATEST("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+}
+
+/**
+ * WAL: readers (the pages, the API) no longer wait for the writer, and a commit appends to one file instead of
+ * rewriting a rollback journal, which is most of the cost of a batch of events. synchronous stays FULL (the
+ * default): an acknowledged event must survive a power cut, since the agent drops it once acknowledged.
+ */
+async function sqlitePragmas(prisma: PrismaClient): Promise<void> {
+  await prisma.$queryRawUnsafe("PRAGMA journal_mode = WAL");
 }
 
 function dedupe(events: LockEvent[]): LockEvent[] {
@@ -409,7 +543,10 @@ export function rollup(events: readonly LockEvent[]): ResourceHourRow[] {
     else if (e.type === "released") r.releases++;
     else if (e.type === "expired") r.expiries++;
     else if (e.type === "owner-changed") {
-      r.ownerChanges++;
+      // A takeover only when the previous lease had run out; otherwise a release and the next acquire seen in one
+      // read (a quick handover), which is not contention gone wrong.
+      if (isTakeover(e)) r.ownerChanges++;
+      else r.releases++;
       r.acquisitions++;
     }
     const held = e.detail?.heldMs;

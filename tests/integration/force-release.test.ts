@@ -50,7 +50,12 @@ describe("force-release of Redis locks", () => {
     expect(plan.plan.join(" ")).toContain(`DEL ${key}`);
     expect(await c.exists(key)).toBe(1);
 
-    const res = await release(lock.id, { expectedOwner: "dead-worker-token", reason: "worker died", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "dead-worker-token",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "worker died",
+      confirm: key,
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
@@ -71,7 +76,12 @@ describe("force-release of Redis locks", () => {
     const lock = await seen(key);
     // Between the operator's look and the click, A's lease ends and B takes the lock.
     await c.set(key, "owner-B", "PX", 60_000);
-    const res = await release(lock.id, { expectedOwner: "owner-A", reason: "A looks stuck", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "owner-A",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "A looks stuck",
+      confirm: key,
+    });
     expect(res.status).toBe(409);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("refused-owner-changed");
     expect(await c.get(key)).toBe("owner-B");
@@ -90,7 +100,12 @@ describe("force-release of Redis locks", () => {
     const messages: string[] = [];
     await sub.subscribe(`redisson_lock__channel:{${key}}`);
     sub.on("message", (_ch, m: string) => messages.push(m));
-    const res = await release(lock.id, { expectedOwner: lock.owner, reason: "holder JVM gone", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: lock.owner,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "holder JVM gone",
+      confirm: key,
+    });
     const body = (await res.json()) as ReleaseResult;
     expect(body.outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
@@ -153,7 +168,12 @@ describe("force-release of Redis locks", () => {
     await c.set(key, "t", "PX", 60_000);
     const lock = await seen(key);
     await c.del(key);
-    const res = await release(lock.id, { expectedOwner: "t", reason: "cleanup", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "t",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "cleanup",
+      confirm: key,
+    });
     expect(((await res.json()) as ReleaseResult).outcome).toBe("nothing-to-do");
   });
 });
@@ -209,7 +229,12 @@ describe("who may release", () => {
     expect(cookieHeader).toMatch(/SameSite=Strict/);
     const cookie = cookieHeader.split(";")[0]!;
     const { csrfToken } = (await login.json()) as { csrfToken: string };
-    const body = JSON.stringify({ expectedOwner: "t", reason: "csrf test", confirm: key });
+    const body = JSON.stringify({
+      expectedOwner: "t",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "csrf test",
+      confirm: key,
+    });
     const post = (headers: Record<string, string>) =>
       dashboard.request(
         `/api/locks/${lock.id}/release`,

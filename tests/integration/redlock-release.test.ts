@@ -94,7 +94,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     expect(dry.result.perNode.map((n) => [n.node, n.outcome])).toEqual(servers.map((s) => [nodeId(s), "dry-run"]));
     expect(await onEveryNode(RELEASED)).toEqual(Array(5).fill(token));
 
-    const real = await release(lock.id, { expectedOwner: token, reason: "report job died", confirm: RELEASED });
+    const real = await release(lock.id, {
+      expectedOwner: token,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "report job died",
+      confirm: RELEASED,
+    });
     expect(real.status).toBe(200);
     expect(real.result.outcome).toBe("released");
     expect(real.result.message).toMatch(/^released on 5 of 5 nodes/);
@@ -123,7 +128,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     const next = randomUUID().replace(/-/g, "");
     await Promise.all(clients.map((c) => c.set(RACED, next, "PX", LEASE_MS)));
 
-    const res = await release(lock.id, { expectedOwner: seenToken, reason: "looks stuck", confirm: RACED });
+    const res = await release(lock.id, {
+      expectedOwner: seenToken,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "looks stuck",
+      confirm: RACED,
+    });
     expect(res.status).toBe(409);
     expect(res.result.outcome).toBe("refused-owner-changed");
     expect(res.result.message).toMatch(/nothing deleted/);
@@ -144,7 +154,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     let res: { status: number; result: ReleaseResult };
     const started = performance.now();
     try {
-      res = await release(lock.id, { expectedOwner: token, reason: "payout worker gone", confirm: FROZEN });
+      res = await release(lock.id, {
+        expectedOwner: token,
+        expectedFingerprint: lock.ownerFingerprint,
+        reason: "payout worker gone",
+        confirm: FROZEN,
+      });
     } finally {
       frozen.thaw();
     }

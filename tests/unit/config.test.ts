@@ -63,8 +63,21 @@ describe("dashboard configuration", () => {
       ui: true,
     });
   });
-  it("rejects a non-file DATABASE_URL for the SQLite build", () => {
-    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgres://127.0.0.1/x" })).variable).toBe(
+  it("selects PostgreSQL for a postgresql:// or postgres:// DATABASE_URL", () => {
+    for (const url of ["postgresql://root@127.0.0.1:5432/lockscope", "postgres://127.0.0.1/x"]) {
+      expect(loadDashboardConfig({ ...base, DATABASE_URL: url })).toMatchObject({
+        databaseUrl: url,
+        databaseProvider: "postgresql",
+      });
+    }
+    expect(loadDashboardConfig(base).databaseProvider).toBe("sqlite");
+  });
+  it("rejects a DATABASE_URL of another kind, naming the variable and without echoing a password", () => {
+    const err = configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "mysql://u:hunter2@127.0.0.1/x" }));
+    expect(err.variable).toBe("DATABASE_URL");
+    expect(err.message).toContain("postgresql://");
+    expect(err.message).not.toContain("hunter2");
+    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgresql://" })).variable).toBe(
       "DATABASE_URL",
     );
   });
@@ -73,5 +86,14 @@ describe("dashboard configuration", () => {
   });
   it("rejects a port out of range", () => {
     expect(configError(() => loadDashboardConfig({ ...base, PORT: "70000" })).variable).toBe("PORT");
+  });
+  it("marks the session cookie Secure when PUBLIC_URL is https, unless COOKIE_SECURE says otherwise", () => {
+    expect(loadDashboardConfig(base).secureCookies).toBe(false);
+    expect(loadDashboardConfig({ ...base, PUBLIC_URL: "http://lockscope.internal" }).secureCookies).toBe(false);
+    expect(loadDashboardConfig({ ...base, PUBLIC_URL: "https://lockscope.example" }).secureCookies).toBe(true);
+    expect(
+      loadDashboardConfig({ ...base, PUBLIC_URL: "https://x.example", COOKIE_SECURE: "false" }).secureCookies,
+    ).toBe(false);
+    expect(loadDashboardConfig({ ...base, COOKIE_SECURE: "true" }).secureCookies).toBe(true);
   });
 });

@@ -48,6 +48,9 @@ export const HAZARD_RULES: Record<string, string> = {
   "renewals-stopped": "renewals-stopped",
   "zombie-renewal": "zombie-renewal",
   "not-replicated": "not-replicated",
+  "db-idle-in-transaction": "db-idle-in-transaction",
+  "db-leaked-lock": "db-leaked-lock",
+  "db-long-wait": "waited-too-long",
 };
 
 /** Hazards of a whole source that raise an alert on the source (rule name by code). */

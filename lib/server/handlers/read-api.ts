@@ -5,6 +5,7 @@ import type {
   LockDetailResponse,
   LocksResponse,
 } from "../../contract/api";
+import { BACKENDS, isBackend } from "../../contract/lock";
 import { currentLock } from "../lock-index";
 import { parseLockQuery } from "../lock-query";
 import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
@@ -12,12 +13,25 @@ import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 const MAX_LIMIT = 1000;
 export const LOCK_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-export function health(_req: ApiRequest, deps: ApiDeps): ApiAnswer {
+/**
+ * Liveness for anyone (load balancers, probes): `{"status":"ok","sources":[],"agents":[]}`. Source ids, their
+ * errors (which name servers) and agent names only for a viewer.
+ */
+export function health(req: ApiRequest, deps: ApiDeps): ApiAnswer {
+  if (!req.principal) {
+    const open: HealthResponse = { status: "ok", sources: [], agents: [] };
+    return { status: 200, body: open };
+  }
   const body: HealthResponse = {
     status: "ok",
-    sources: deps.live
-      .sources()
-      .map((s) => ({ id: s.id, kind: s.kind, up: s.up, ...(s.error ? { error: s.error } : {}) })),
+    sources: deps.live.sources().map((s) => ({
+      id: s.id,
+      kind: s.kind,
+      up: s.up,
+      ...(s.error ? { error: s.error } : {}),
+      ...(s.changeDetection ? { changeDetection: s.changeDetection } : {}),
+      ...(s.note ? { note: s.note } : {}),
+    })),
     agents: deps.live.agentList(),
   };
   return { status: 200, body };
@@ -100,8 +114,8 @@ export async function listEvents(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   const since = parseSince(p.get("since"));
   if (typeof since === "string") return fail(400, since);
   const backend = p.get("backend") ?? undefined;
-  if (backend && !["redis", "redlock", "zookeeper"].includes(backend)) {
-    return fail(400, "backend must be redis, redlock or zookeeper");
+  if (backend && !isBackend(backend)) {
+    return fail(400, `backend must be one of ${BACKENDS.join(", ")}`);
   }
   const body: EventsResponse = {
     events: await deps.store.listEvents({
