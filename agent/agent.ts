@@ -1,20 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../lib/contract/release";
+import { SourceCap } from "./core/source-cap";
 import type { TrackerOutput } from "./core/tracker";
+import type { WatchedSource } from "./sources/source-port";
 
-/** What the agent loop needs from a watched system (a Redis node, later Redlock groups and ZooKeeper). */
-export interface WatchedSource {
-  status(): SourceStatus;
-  /** A composite (a Redis Cluster: one source per master) reports one status per member. */
-  statuses?(): SourceStatus[];
-  poll(): Promise<TrackerOutput>;
-  locks(): Lock[];
-  /** Whether this source reports the lock (the one to ask for a release). */
-  has?(lockId: string): boolean;
-  /** Guarded force-release; the output carries the resulting events so the view updates at once. */
-  release?(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }>;
-}
+export type { WatchedSource };
 
 export interface AgentSink {
   publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void;
@@ -28,13 +19,23 @@ export class AgentLoop {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly wasUp = new Map<string, boolean>();
+  private readonly cap: SourceCap;
+  private readonly cappedSources = new Set<string>();
   polls = 0;
 
   constructor(
     private readonly sources: readonly WatchedSource[],
     private readonly sink: AgentSink,
-    private readonly opts: { agentId: string; pollIntervalMs: number; log: (line: string) => void },
-  ) {}
+    private readonly opts: {
+      agentId: string;
+      pollIntervalMs: number;
+      log: (line: string) => void;
+      /** MAX_LOCKS_PER_SOURCE: locks published per source; the rest are counted (default 200,000). */
+      maxLocksPerSource?: number;
+    },
+  ) {
+    this.cap = new SourceCap(opts.maxLocksPerSource);
+  }
 
   start(): void {
     void this.tick();
@@ -45,12 +46,29 @@ export class AgentLoop {
     if (this.timer) clearTimeout(this.timer);
   }
 
+  /** Every source's status, with the flood cap's counts and hazard where it applies. */
   statuses(): SourceStatus[] {
-    return this.sources.flatMap((s) => (s.statuses ? s.statuses() : [s.status()]));
+    return this.sources.flatMap((s) => (s.statuses ? s.statuses() : [s.status()])).map((s) => this.cap.status(s));
   }
 
+  /** The locks the dashboard is shown (a snapshot): at most the cap per source. */
   locks(): Lock[] {
-    return this.sources.flatMap((s) => s.locks());
+    return this.cap.locks(this.sources.flatMap((s) => s.locks()));
+  }
+
+  /** Everything goes to the dashboard through the flood cap. */
+  private publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void {
+    const out = this.cap.filter(events, upserts, removed);
+    this.sink.publish(out.events, out.upserts, out.removed);
+  }
+
+  /** Crossing the cap is logged once per source, not once per poll. */
+  private logCap(status: SourceStatus): void {
+    const over = (status.untracked ?? 0) > 0;
+    if (over && !this.cappedSources.has(status.id)) {
+      this.opts.log(`source ${status.id}: ${status.hazards?.[0]?.message ?? "too many locks"}`);
+      this.cappedSources.add(status.id);
+    } else if (!over) this.cappedSources.delete(status.id);
   }
 
   async pollOnce(): Promise<void> {
@@ -58,12 +76,14 @@ export class AgentLoop {
     const events: LockEvent[] = [];
     const upserts: Lock[] = [];
     const removed: string[] = [];
-    results.forEach((r) => {
-      events.push(...r.events);
-      upserts.push(...r.upserts);
-      removed.push(...r.removed);
-    });
+    // Loops, not push(...spread): a first poll of a large source has more items than a call takes arguments.
+    for (const r of results) {
+      for (const e of r.events) events.push(e);
+      for (const l of r.upserts) upserts.push(l);
+      for (const id of r.removed) removed.push(id);
+    }
     for (const status of this.statuses()) {
+      this.logCap(status);
       const before = this.wasUp.get(status.id);
       if (before === status.up) continue;
       this.wasUp.set(status.id, status.up);
@@ -72,7 +92,7 @@ export class AgentLoop {
       this.opts.log(`source ${status.id} ${status.up ? "up" : `down: ${status.error ?? "unknown error"}`}`);
     }
     this.polls++;
-    this.sink.publish(events, upserts, removed);
+    this.publish(events, upserts, removed);
   }
 
   /** Polls one source now, outside the cycle (a ZooKeeper watch fired), and publishes what changed. */
@@ -87,7 +107,7 @@ export class AgentLoop {
   /** Publishes changes a source saw outside the poll cycle (keyspace notifications). */
   push(output: TrackerOutput): void {
     if (output.events.length || output.upserts.length || output.removed.length) {
-      this.sink.publish(output.events, output.upserts, output.removed);
+      this.publish(output.events, output.upserts, output.removed);
     }
   }
 

@@ -57,6 +57,14 @@ export interface AgentConfig {
   redisAddressMap: Map<string, string>;
   /** REDIS_CLUSTER_REFRESH_MS: how often a cluster's topology is re-read when nothing prompts it sooner. */
   clusterRefreshMs: number;
+  /** MAX_LOCKS_PER_SOURCE: locks published per source before "showing N of M" and a too-many-locks hazard. */
+  maxLocksPerSource: number;
+  /** REDIS_CHANGE_DETECTION: track (server-assisted client tracking, polling as the fallback) or poll. */
+  changeDetection: "track" | "poll";
+  /** REDIS_SWEEP_MS: in track mode, each known lock is re-read about this often even when nothing announced it. */
+  sweepMs: number;
+  /** REDIS_SERVER_TIME_BUDGET_PERCENT: share of one core of each watched Redis for lockscope's commands; 0 = no limit. */
+  serverTimeBudgetPercent: number;
   /** The parsed JSON of LOCKSCOPE_CONFIG (Redlock groups and other settings too long for a variable), or null. */
   file: Record<string, unknown> | null;
 }
@@ -89,6 +97,17 @@ export function readConfigFile(env: Env): Record<string, unknown> | null {
   return parsed as Record<string, unknown>;
 }
 
+/** A percentage with decimals (0.5 is a fair budget on a busy server), 0 to 100. */
+function readPercent(env: Env, name: string, fallback: number): number {
+  const v = env[name]?.trim();
+  if (v === undefined || v === "") return fallback;
+  if (!/^\d+(?:\.\d+)?$/.test(v))
+    throw new ConfigError(name, `expected a percentage such as 1 or 0.5, got ${JSON.stringify(v.slice(0, 40))}`);
+  const n = Number(v);
+  if (n > 100) throw new ConfigError(name, `must be between 0 and 100, got ${n}`);
+  return n;
+}
+
 export function parseRedisTarget(variable: string, raw: string): RedisTarget {
   let url: URL;
   try {
@@ -106,8 +125,8 @@ export function parseRedisTarget(variable: string, raw: string): RedisTarget {
   return { id: `${url.protocol}//${url.hostname}:${port}/${db}`, url: raw, db: Number(db) };
 }
 
-export function loadAgentConfig(env: Env = process.env): AgentConfig {
-  const port = readInt(env, "PORT", 3000, 1, 65535);
+/** REDIS_URLS, each node once; the local default when the variable is not set. */
+export function loadRedisTargets(env: Env): RedisTarget[] {
   const redisUrls = readList(env, "REDIS_URLS") ?? ["redis://127.0.0.1:6379"];
   const redis = redisUrls.map((u) => parseRedisTarget("REDIS_URLS", u));
   const ids = new Set<string>();
@@ -115,6 +134,12 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     if (ids.has(r.id)) throw new ConfigError("REDIS_URLS", `${r.id} is listed twice`);
     ids.add(r.id);
   }
+  return redis;
+}
+
+export function loadAgentConfig(env: Env = process.env): AgentConfig {
+  const port = readInt(env, "PORT", 3000, 1, 65535);
+  const redis = loadRedisTargets(env);
   const lockPatterns = readList(env, "LOCK_PATTERNS") ?? DEFAULT_LOCK_PATTERNS;
   if (lockPatterns.length === 0) throw new ConfigError("LOCK_PATTERNS", "is set but names no pattern");
   const agentToken = readString(env, "AGENT_TOKEN", "");
@@ -143,6 +168,10 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     replicaCheck: readBool(env, "REDIS_REPLICA_CHECK", true),
     redisAddressMap: parseAddressMap("REDIS_ADDRESS_MAP", readList(env, "REDIS_ADDRESS_MAP") ?? []),
     clusterRefreshMs: readInt(env, "REDIS_CLUSTER_REFRESH_MS", 10_000, 1000, 600_000),
+    maxLocksPerSource: readInt(env, "MAX_LOCKS_PER_SOURCE", 200_000, 1, 10_000_000),
+    changeDetection: readEnum(env, "REDIS_CHANGE_DETECTION", ["track", "poll"] as const, "track"),
+    sweepMs: readInt(env, "REDIS_SWEEP_MS", 60_000, 1000, 86_400_000),
+    serverTimeBudgetPercent: readPercent(env, "REDIS_SERVER_TIME_BUDGET_PERCENT", 1),
     file: readConfigFile(env),
   };
 }

@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { createTestDatabase } from "../tests/harness/postgres";
+import { createTestDatabase } from "../tests/harness/postgres-server";
 import { startDashboard, TEST_AGENT_TOKEN, TOKENS, type Dashboard } from "../tests/harness/stack";
 import type { Cleanup } from "./support/cleanup";
 import { currentLoad } from "./support/machine";

@@ -2,7 +2,8 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all six measurements, about six minutes
+ *   npm run bench                         all eight measurements, about fifteen minutes
+ *   npm run bench -- --only=startup       start-up time and idle RSS, tsx against the compiled dist/ (npm run build)
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
  *
@@ -14,6 +15,7 @@ import * as prettier from "prettier";
 import { startRedis } from "../tests/harness/redis";
 import { startDashboard, TOKENS } from "../tests/harness/stack";
 import { measureAgentMemory } from "./agent-memory";
+import { measureChangeDetection } from "./change-detection";
 import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
@@ -26,21 +28,24 @@ import { currentLoad, machineFacts } from "./support/machine";
 import { killOwnDescendantsSync } from "./support/processes";
 import type { SectionResult } from "./support/result";
 import { connectViewer } from "./support/ui-socket";
+import { measureStartup } from "./startup";
 import { measureZookeeper } from "./zookeeper-view";
 
 const root = path.resolve(import.meta.dirname, "..");
 const TOTAL_KEYS = 1_000_000;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
-const WATCHDOG_MS = 10 * 60_000;
-const SECTIONS = ["discovery", "impact", "events", "memory", "zookeeper", "ingest"] as const;
+const WATCHDOG_MS = 35 * 60_000;
+const SECTIONS = ["discovery", "impact", "events", "memory", "tracking", "zookeeper", "ingest", "startup"] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
   discovery: "Discovery scan",
   impact: "Impact on other clients",
   events: "Event latency",
   memory: "Agent memory",
+  tracking: "Change detection: poll vs track",
   zookeeper: "ZooKeeper",
   ingest: "Ingest from many agents",
+  startup: "Start-up and idle memory",
 };
 
 const started = performance.now();
@@ -108,8 +113,8 @@ async function main(): Promise<number> {
 
   const sections: SectionResult[] = [];
   try {
-    const needBig = only.has("discovery") || only.has("impact") || only.has("memory");
-    const needStack = only.has("events") || only.has("memory") || only.has("zookeeper");
+    const needBig = only.has("discovery") || only.has("impact") || only.has("memory") || only.has("tracking");
+    const needStack = only.has("events") || only.has("memory") || only.has("tracking") || only.has("zookeeper");
 
     const big = needBig ? await startRedis() : null;
     const stopBig = big ? cleanup.add("redis-server (1M keys)", () => big.stop()) : null;
@@ -143,14 +148,23 @@ async function main(): Promise<number> {
           measureAgentMemory({ ...ctx, redis: big! }, notifications, TOTAL_LOCKS, log),
         ),
       );
+      sections.push(
+        await section("tracking", only, () => measureChangeDetection({ ...ctx, redis: big! }, TOTAL_LOCKS, log)),
+      );
       // ZooKeeper's JVM is the largest process of the run: free the big Redis first.
       await stopBig?.();
       sections.push(await section("zookeeper", only, () => measureZookeeper(ctx, log)));
     } else {
-      for (const id of ["events", "memory", "zookeeper"] as const) sections.push(skipped(id));
+      for (const id of ["events", "memory", "tracking", "zookeeper"] as const) sections.push(skipped(id));
     }
     // Its own dashboards (one on SQLite, one on PostgreSQL), after the others have stopped theirs' load.
     sections.push(await section("ingest", only, () => measureIngest({ cleanup }, log)));
+    if (only.has("startup")) {
+      const small = await startRedis();
+      const stopSmall = cleanup.add("redis-server (startup)", () => small.stop());
+      sections.push(await section("startup", only, () => measureStartup(small, log)));
+      await stopSmall();
+    } else sections.push(skipped("startup"));
   } finally {
     log("stopping servers");
     await cleanup.runAll(log);

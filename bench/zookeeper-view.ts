@@ -64,14 +64,18 @@ export async function measureZookeeper(
 
     const agentId = "bench-zookeeper";
     const seen: { fullView?: { atMs: number; owner: string | null }; nextHolderAtMs?: number } = {};
-    const unsubscribe = ctx.viewer.onLocks((locks) => {
-      for (const l of locks) {
-        if (l.agentId !== agentId || l.resource !== PARENT) continue;
-        if (!seen.fullView && Number(l.holder?.contenders) === CHILDREN)
-          seen.fullView = { atMs: performance.now(), owner: l.owner };
-        if (seen.nextHolderAtMs === undefined && l.owner === base(created[1]!)) seen.nextHolderAtMs = performance.now();
-      }
-    });
+    const unsubscribe = ctx.viewer.onLocks(
+      (locks) => {
+        for (const l of locks) {
+          if (l.agentId !== agentId || l.resource !== PARENT) continue;
+          if (!seen.fullView && Number(l.holder?.contenders) === CHILDREN)
+            seen.fullView = { atMs: performance.now(), owner: l.owner };
+          if (seen.nextHolderAtMs === undefined && l.owner === base(created[1]!))
+            seen.nextHolderAtMs = performance.now();
+        }
+      },
+      { backend: "zookeeper", limit: 10 },
+    );
     // REDIS_URLS="" watches no Redis at all (the agent's default is the machine's 6379, which the bench never touches).
     t = performance.now();
     const agent = startAgent(ctx.dashboard.url, {

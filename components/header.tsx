@@ -8,6 +8,7 @@ import { useLiveLocks } from "./live/live-locks-provider";
 
 const LINKS = [
   { href: "/", label: "Locks", operatorOnly: false },
+  { href: "/fleet", label: "Fleet", operatorOnly: false },
   { href: "/redlock", label: "Redlock", operatorOnly: false },
   { href: "/zookeeper", label: "ZooKeeper", operatorOnly: false },
   { href: "/history", label: "History", operatorOnly: false },

@@ -1,5 +1,6 @@
 import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
+import { diffHolders, endOf, type TrackedHolding } from "./holders";
 import {
   DEFAULT_HISTORY_OPTIONS,
   historyHazards,
@@ -35,9 +36,32 @@ export interface TrackerOptions {
 /** How many released owners are remembered per source, to spot a token that comes back after its release. */
 const RECENT_RELEASES = 10_000;
 
+/** Both holdings are named exactly and the names differ (a missing fingerprint proves nothing either way). */
+function differentHolding(a: string | undefined, b: string | undefined): boolean {
+  return a !== undefined && b !== undefined && a !== b;
+}
+
 function fingerprint(lock: Lock): string {
-  const { ttlMs: _t, observedAt: _o, ...rest } = lock;
-  return JSON.stringify(rest);
+  const { ttlMs: _t, observedAt: _o, holders, ...rest } = lock;
+  // Permit leases count down like the lock's own TTL: only who holds (and since when) is a change.
+  return JSON.stringify(holders ? { ...rest, holders: holders.map((h) => [h.owner, h.since]) } : rest);
+}
+
+/**
+ * What identifies the holding for change detection: the exact fingerprint when both observations carry one (a
+ * ZooKeeper node re-created by the next holder keeps its name but not its czxid and session), else the owner shown.
+ */
+function holdingOf(
+  lock: Pick<Lock, "owner" | "ownerFingerprint">,
+  other: Pick<Lock, "ownerFingerprint">,
+): string | null {
+  if (lock.ownerFingerprint !== undefined && other.ownerFingerprint !== undefined) return lock.ownerFingerprint;
+  return lock.owner;
+}
+
+/** Holders are reported one by one only when all of them were read (a partial read would invent comings and goings). */
+function completeHolders(lock: Pick<Lock, "holders" | "holdersTotal">): boolean {
+  return lock.holders !== undefined && lock.holdersTotal === undefined;
 }
 
 /**
@@ -90,6 +114,7 @@ export class LockTracker {
         // The previous holder's lease ran out (it did not release) and someone else took the lock soon after: the
         // "slow holder outlived its TTL" case, seen across two polls instead of within one.
         if (
+          obs.holders === undefined &&
           released?.type === "expired" &&
           released.owner !== obs.owner &&
           observedAtMs - released.atMs <= this.historyOpts.rememberMs
@@ -100,17 +125,38 @@ export class LockTracker {
         if (released && obs.kind === "string" && (obs.owner?.length ?? 0) >= 16 && released.owner === obs.owner) {
           history.reappearedAfterRelease = { atMs: observedAtMs };
         }
-        const lock = this.withHistory({ ...obs, since: obs.observedAt }, history, observedAtMs);
+        const first = obs.holders ? diffHolders(null, observedAtMs, obs.holders, observedAtMs) : null;
+        const lock = this.withHistory(
+          { ...obs, since: obs.observedAt, ...(first ? { holders: first.holders } : {}) },
+          history,
+          observedAtMs,
+        );
         this.store(lock, observedAtMs, history, out);
-        out.events.push(this.event("acquired", lock, observedAtMs, detail));
+        if (first && completeHolders(obs) && first.acquired.length > 0) {
+          for (const h of first.acquired) out.events.push(this.holderEvent("acquired", lock, h, observedAtMs, detail));
+        } else out.events.push(this.event("acquired", lock, observedAtMs, detail));
         continue;
       }
+      // Two holdings can share the display owner (a value cut at 128 characters); the fingerprint tells them apart.
+      const otherHolding =
+        prev.lock.owner === obs.owner && differentHolding(prev.lock.ownerFingerprint, obs.ownerFingerprint);
+      // With several holders by design, the first one changing is a permit coming or going, not a new owner.
+      const multi = obs.holders !== undefined;
       const c = classifyChange(
-        { owner: prev.lock.owner, ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
-        { owner: obs.owner, ttlMs: obs.ttlMs, observedAtMs },
+        { owner: multi ? null : holdingOf(prev.lock, obs), ttlMs: prev.lock.ttlMs, observedAtMs: prev.observedAtMs },
+        { owner: multi ? null : holdingOf(obs, prev.lock), ttlMs: obs.ttlMs, observedAtMs },
         observedAtMs,
         this.tolerance,
       );
+      const permits = multi
+        ? diffHolders(
+            (prev.lock.holders as TrackedHolding[] | undefined) ?? [],
+            prev.observedAtMs,
+            obs.holders!,
+            observedAtMs,
+            this.tolerance,
+          )
+        : null;
       const ownerChanged = c?.type === "owner-changed";
       const history: HoldingHistory = ownerChanged
         ? {
@@ -131,16 +177,29 @@ export class LockTracker {
                 : Math.max(obs.ttlMs, prev.history.maxTtlMs),
           };
       const lock = this.withHistory(
-        { ...obs, since: ownerChanged ? obs.observedAt : prev.lock.since },
+        {
+          ...obs,
+          since: ownerChanged ? obs.observedAt : prev.lock.since,
+          ...(permits ? { holders: permits.holders } : {}),
+        },
         history,
         observedAtMs,
       );
       const changed = this.store(lock, observedAtMs, history, out, prev.fingerprint);
+      if (permits && completeHolders(obs) && completeHolders(prev.lock)) {
+        // Every acquire or refresh re-sets the key's TTL, so the key's own renewal says nothing: report per permit.
+        for (const e of permits.ended) out.events.push(this.holderEvent(e.type, lock, e.holding, observedAtMs, detail));
+        for (const h of permits.acquired) out.events.push(this.holderEvent("acquired", lock, h, observedAtMs, detail));
+        for (const h of permits.renewed) out.events.push(this.holderEvent("renewed", lock, h, observedAtMs, detail));
+        if (permits.renewed.length > 0 && !changed) out.upserts.push(lock);
+        continue;
+      }
       if (c) {
         const extra: Record<string, string | number | boolean> = { ...detail };
         if (ownerChanged) {
           extra.afterExpiry = c.afterExpiry ?? false;
           extra.heldMs = observedAtMs - Date.parse(prev.lock.since);
+          if (otherHolding) extra.sameOwnerText = true;
         }
         out.events.push(this.event(c.type, lock, observedAtMs, extra, prev.lock.owner));
         if (!changed) out.upserts.push(lock); // a renewal changes only the TTL, which the fingerprint ignores
@@ -159,6 +218,16 @@ export class LockTracker {
       const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
       this.rememberRelease(id, prev.lock.owner, atMs, type);
       out.removed.push(id);
+      const holders = (prev.lock.holders as TrackedHolding[] | undefined) ?? [];
+      if (completeHolders(prev.lock) && holders.length > 0) {
+        // The key went with its permits: each one ended, by its own lease.
+        for (const h of holders) {
+          const end = endOf(h, prev.observedAtMs, atMs, this.tolerance);
+          const t = detail.reason === "server-restarted" ? "lost" : end.type;
+          out.events.push(this.holderEvent(t, { ...prev.lock, ttlMs: null }, { ...h, ttlMs: null }, atMs, detail));
+        }
+        continue;
+      }
       out.events.push(
         this.event(type, { ...prev.lock, ttlMs: null }, atMs, {
           ...detail,
@@ -209,6 +278,19 @@ export class LockTracker {
     if (fp === previousFingerprint) return false;
     out.upserts.push(lock);
     return true;
+  }
+
+  /** One permit's event: the permit holder is the event's owner, and the lock's other permits are untouched. */
+  private holderEvent(
+    type: LockEventType,
+    lock: Lock,
+    h: TrackedHolding,
+    atMs: number,
+    detail: Record<string, string | number | boolean>,
+  ): LockEvent {
+    const extra: Record<string, string | number | boolean> = { ...detail, permit: true };
+    if (type !== "acquired" && type !== "renewed") extra.heldMs = atMs - Date.parse(h.since);
+    return this.event(type, { ...lock, owner: h.owner, ttlMs: h.ttlMs ?? null }, atMs, extra);
   }
 
   private event(

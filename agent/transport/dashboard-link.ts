@@ -1,9 +1,15 @@
+import { randomUUID } from "node:crypto";
 import { io, type Socket } from "socket.io-client";
 import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import {
+  AGENT_SOCKET_PATH,
+  AGENT_TOKEN_HEADER,
   AGENT_NAMESPACE,
+  SNAPSHOT_PART_MAX_BYTES,
+  SNAPSHOT_PART_MAX_LOCKS,
   type AgentAck,
+  type AgentHandshake,
   type AgentToServerEvents,
   type ServerToAgentEvents,
 } from "../../lib/contract/socket";
@@ -26,8 +32,37 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
+
+/**
+ * Splits a snapshot's locks into parts of at most maxLocks locks and about maxBytes of JSON each (a part holds at
+ * least one lock, however large). Pure.
+ */
+export function snapshotParts(
+  locks: readonly Lock[],
+  maxLocks = SNAPSHOT_PART_MAX_LOCKS,
+  maxBytes = SNAPSHOT_PART_MAX_BYTES,
+): Lock[][] {
+  const parts: Lock[][] = [];
+  let current: Lock[] = [];
+  let bytes = 0;
+  for (const l of locks) {
+    const size = JSON.stringify(l).length + 1;
+    if (current.length > 0 && (current.length >= maxLocks || bytes + size > maxBytes)) {
+      parts.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(l);
+    bytes += size;
+  }
+  // An agent with no locks still sends one (empty) part: it is what clears the dashboard's old state.
+  parts.push(current);
+  return parts;
+}
 /** Figures that move at every poll (latencies, clock offsets, scan times) are sent at most this often on their own. */
 export const SOURCES_REFRESH_MS = 2000;
+/** After the dashboard refused the handshake itself (socket.io then stops reconnecting), try again this often. */
+export const REFUSED_RETRY_MS = 5000;
 
 /**
  * What of the sources' status is news at once: up/down, errors, lock counts, node health. Per-poll figures are left
@@ -57,12 +92,18 @@ export class DashboardLink {
   private reportedDrops = 0;
   private sentSources = "";
   private sentSourcesAtMs = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
   connected = false;
 
   constructor(private readonly opts: DashboardLinkOptions) {
     this.buffer = new EventBuffer(opts.bufferEvents);
+    const handshake: AgentHandshake = { token: opts.agentToken, agentId: opts.agentId, instanceId: randomUUID() };
     this.socket = io(`${opts.dashboardUrl}${AGENT_NAMESPACE}`, {
-      auth: { token: opts.agentToken, agentId: opts.agentId },
+      path: AGENT_SOCKET_PATH,
+      // The token also goes in a header: the dashboard checks it before it accepts the websocket at all.
+      extraHeaders: { [AGENT_TOKEN_HEADER]: opts.agentToken },
+      auth: handshake,
       reconnection: true,
       reconnectionDelay: 500,
       reconnectionDelayMax: 10_000,
@@ -94,8 +135,40 @@ export class DashboardLink {
     });
     this.socket.on("connect_error", (err) => {
       this.connected = false;
-      opts.log(`cannot reach dashboard: ${err.message}`);
+      if (!this.socket.active) {
+        // Refused by the dashboard's handshake (a second agent with this id is connected, or a wrong token):
+        // socket.io does not retry by itself after that.
+        opts.log(`dashboard refused this agent: ${err.message}; retrying in ${REFUSED_RETRY_MS / 1000} s`);
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = null;
+          if (!this.closed) this.socket.connect();
+        }, REFUSED_RETRY_MS);
+        this.retryTimer.unref();
+        return;
+      }
+      const detail = describeConnectError(err);
+      void this.refusalReason().then((reason) =>
+        opts.log(`cannot reach dashboard: ${detail}${reason ? `: the dashboard says "${reason}"` : ""}`),
+      );
     });
+  }
+
+  /**
+   * A refused websocket upgrade reaches socket.io-client only as "websocket error" with no reason. The same check
+   * answers a plain HTTP handshake with the reason in JSON, so ask that way (only after a failed connection).
+   */
+  private async refusalReason(): Promise<string | null> {
+    try {
+      const res = await fetch(`${this.opts.dashboardUrl}${AGENT_SOCKET_PATH}/?EIO=4&transport=polling`, {
+        headers: { [AGENT_TOKEN_HEADER]: this.opts.agentToken },
+        signal: AbortSignal.timeout(3000),
+      });
+      if (res.status !== 403) return null;
+      const body = (await res.json()) as { message?: unknown };
+      return typeof body.message === "string" ? body.message.slice(0, 300) : null;
+    } catch {
+      return null;
+    }
   }
 
   get pendingEvents(): number {
@@ -135,15 +208,21 @@ export class DashboardLink {
           const locks = this.opts.locks();
           this.upserts.clear();
           this.removed.clear();
-          const ack: AgentAck = await this.socket.timeout(timeout).emitWithAck("agent:snapshot", {
-            agentId: this.opts.agentId,
-            agentName: this.opts.agentName,
-            version: this.opts.version,
-            at: new Date().toISOString(),
-            sources,
-            locks,
-          });
-          if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
+          // In bounded parts, each acknowledged before the next: 100,000 locks never travel as one 50 MB message.
+          const parts = snapshotParts(locks);
+          const at = new Date().toISOString();
+          for (const [index, part] of parts.entries()) {
+            const ack: AgentAck = await this.socket.timeout(timeout).emitWithAck("agent:snapshot", {
+              agentId: this.opts.agentId,
+              agentName: this.opts.agentName,
+              version: this.opts.version,
+              at,
+              sources,
+              locks: part,
+              part: { index, last: index === parts.length - 1 },
+            });
+            if (!ack.ok) throw new Error(ack.error ?? "snapshot refused");
+          }
           this.needSnapshot = false;
           this.markSourcesSent(sources);
         }
@@ -192,6 +271,15 @@ export class DashboardLink {
   }
 
   close(): void {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.socket.close();
   }
+}
+
+/** socket.io-client's transport errors carry the useful part (the HTTP status, ECONNREFUSED) in `description`. */
+export function describeConnectError(err: Error & { description?: unknown }): string {
+  const d = err.description as { message?: unknown; error?: { message?: unknown } } | string | undefined;
+  const inner = typeof d === "string" ? d : typeof d?.message === "string" ? d.message : d?.error?.message;
+  return typeof inner === "string" && inner !== "" && inner !== err.message ? `${err.message} (${inner})` : err.message;
 }

@@ -2,11 +2,7 @@
 
 import { useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
-
-/** Only same-site paths: an attacker's link must not turn sign-in into a redirect to their site. */
-function safeNext(next: string | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
-}
+import { safeNext } from "./safe-next";
 
 export function SignInForm() {
   const params = useSearchParams();
@@ -26,7 +22,8 @@ export function SignInForm() {
         body: JSON.stringify({ name, password }),
       });
       if (res.ok) {
-        window.location.href = safeNext(params.get("next"));
+        // Only this origin: an attacker's link must not turn sign-in into a redirect to their site.
+        window.location.assign(safeNext(params.get("next"), window.location.origin));
         return;
       }
       const body = (await res.json().catch(() => ({}))) as { error?: string };

@@ -1,10 +1,28 @@
 "use client";
 
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  useSyncExternalStore,
+  type ReactNode,
+} from "react";
 import { io, type Socket } from "socket.io-client";
 import type { AlertView } from "@/lib/contract/alerts";
+import type { LockCounts } from "@/lib/contract/api";
 import type { Lock, LockEvent, SourceStatus } from "@/lib/contract/lock";
-import { UI_NAMESPACE, type ServerToUiEvents, type UiToServerEvents } from "@/lib/contract/socket";
+import {
+  UI_NAMESPACE,
+  type LockViewQuery,
+  type ServerToUiEvents,
+  type UiToServerEvents,
+  type ViewAck,
+  type ViewUpdate,
+} from "@/lib/contract/socket";
 
 /** A lock as received, with the browser's own clock at receipt so TTLs count down without trusting other clocks. */
 export interface LiveLock {
@@ -13,6 +31,8 @@ export interface LiveLock {
 }
 
 export type ConnectionState = "connecting" | "live" | "reconnecting";
+
+type ViewListener = { onUpdate: (u: ViewUpdate, receivedAt: number) => void; onAck: (a: ViewAck) => void };
 
 interface LiveLocks {
   connection: ConnectionState;
@@ -23,10 +43,11 @@ interface LiveLocks {
   /** Alerts raised since the page opened, newest first: the toasts. */
   raisedAlerts: AlertView[];
   dismissAlert: (id: string) => void;
-  locks: Map<string, LiveLock>;
   sources: SourceStatus[];
   /** Most recent events pushed since the page opened, newest first. */
   recentEvents: LockEvent[];
+  /** Subscribes to a view of the locks (see useLockView); returns the unsubscribe. */
+  subscribeView: (viewId: string, query: LockViewQuery, listener: ViewListener) => () => void;
 }
 
 const Ctx = createContext<LiveLocks>({
@@ -35,45 +56,48 @@ const Ctx = createContext<LiveLocks>({
   alertsVersion: 0,
   raisedAlerts: [],
   dismissAlert: () => undefined,
-  locks: new Map(),
   sources: [],
   recentEvents: [],
+  subscribeView: () => () => undefined,
 });
 
 const RECENT = 200;
 
-/** One socket per browser tab, shared by every panel. */
+/**
+ * One socket per browser tab, shared by every panel. The tab never receives every lock: each panel subscribes to
+ * the view it shows (useLockView) and gets that window and its changes.
+ */
 export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const [connection, setConnection] = useState<ConnectionState>("connecting");
-  const [locks, setLocks] = useState<Map<string, LiveLock>>(new Map());
   const [sources, setSources] = useState<SourceStatus[]>([]);
   const [recentEvents, setRecentEvents] = useState<LockEvent[]>([]);
   const [openAlerts, setOpenAlerts] = useState(0);
   const [alertsVersion, setAlertsVersion] = useState(0);
   const [raisedAlerts, setRaisedAlerts] = useState<AlertView[]>([]);
+  const socketRef = useRef<Socket<ServerToUiEvents, UiToServerEvents> | null>(null);
+  const views = useRef(new Map<string, { query: LockViewQuery; listener: ViewListener }>());
+
+  const sendSubscribe = useCallback((viewId: string) => {
+    const v = views.current.get(viewId);
+    const socket = socketRef.current;
+    if (!v || !socket?.connected) return;
+    socket.emit("view:subscribe", { viewId, query: v.query }, (ack) => views.current.get(viewId)?.listener.onAck(ack));
+  }, []);
 
   useEffect(() => {
     const socket: Socket<ServerToUiEvents, UiToServerEvents> = io(UI_NAMESPACE, {
       transports: ["websocket", "polling"],
     });
-    socket.on("connect", () => setConnection("live"));
+    socketRef.current = socket;
+    socket.on("connect", () => {
+      setConnection("live");
+      // The server forgets a connection's views when it drops: subscribe them again.
+      for (const id of views.current.keys()) sendSubscribe(id);
+    });
     socket.on("disconnect", () => setConnection("reconnecting"));
     socket.on("connect_error", () => setConnection("reconnecting"));
-    socket.on("locks:state", (state) => {
-      const now = Date.now();
-      setLocks(new Map(state.locks.map((l) => [l.id, { lock: l, receivedAt: now }])));
-      setSources(state.sources);
-    });
-    socket.on("locks:delta", (delta) => {
-      const now = Date.now();
-      setLocks((prev) => {
-        const next = new Map(prev);
-        for (const l of delta.upserts) next.set(l.id, { lock: l, receivedAt: now });
-        for (const id of delta.removed) next.delete(id);
-        return next;
-      });
-      setSources(delta.sources);
-    });
+    socket.on("sources:state", (s) => setSources(s.sources));
+    socket.on("view:update", (u) => views.current.get(u.viewId)?.listener.onUpdate(u, Date.now()));
     socket.on("alerts:changed", ({ raised, open }) => {
       setOpenAlerts(open);
       setAlertsVersion((v) => v + 1);
@@ -86,14 +110,37 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
       setRecentEvents((prev) => [...[...events].reverse(), ...prev].slice(0, RECENT));
     });
     return () => {
+      socketRef.current = null;
       socket.close();
     };
-  }, []);
+  }, [sendSubscribe]);
+
+  const subscribeView = useCallback(
+    (viewId: string, query: LockViewQuery, listener: ViewListener) => {
+      views.current.set(viewId, { query, listener });
+      sendSubscribe(viewId);
+      return () => {
+        if (views.current.get(viewId)?.listener !== listener) return;
+        views.current.delete(viewId);
+        socketRef.current?.emit("view:unsubscribe", { viewId });
+      };
+    },
+    [sendSubscribe],
+  );
 
   const dismissAlert = useCallback((id: string) => setRaisedAlerts((prev) => prev.filter((a) => a.id !== id)), []);
   const value = useMemo(
-    () => ({ connection, locks, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert }),
-    [connection, locks, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert],
+    () => ({
+      connection,
+      sources,
+      recentEvents,
+      openAlerts,
+      alertsVersion,
+      raisedAlerts,
+      dismissAlert,
+      subscribeView,
+    }),
+    [connection, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert, subscribeView],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
@@ -102,12 +149,122 @@ export function useLiveLocks(): LiveLocks {
   return useContext(Ctx);
 }
 
-/** Re-renders every `ms` so countdowns move between updates. */
-export function useNow(ms = 250): number {
-  const [now, setNow] = useState(() => Date.now());
+export interface LockView {
+  /** The window's rows in order; rows[i] is row offset + i of the whole view. */
+  rows: LiveLock[];
+  offset: number;
+  /** Locks matching the view's filter (every page). */
+  total: number;
+  counts: LockCounts;
+  /** The first answer arrived. */
+  ready: boolean;
+  /** The server refused the query (the parameter and why). */
+  error: string | null;
+}
+
+const EMPTY_COUNTS: LockCounts = { byBackend: {}, byHazard: {} };
+let viewSeq = 0;
+
+/** Applies one view update to the rows a panel holds: pure, exported for tests. */
+export function applyViewUpdate(
+  prev: { byId: Map<string, LiveLock>; order: string[] },
+  u: ViewUpdate,
+  receivedAt: number,
+): { byId: Map<string, LiveLock>; order: string[] } {
+  if (u.full) {
+    return { byId: new Map(u.locks.map((l) => [l.id, { lock: l, receivedAt }])), order: u.locks.map((l) => l.id) };
+  }
+  const byId = new Map(prev.byId);
+  for (const id of u.removed) byId.delete(id);
+  for (const l of u.locks) byId.set(l.id, { lock: l, receivedAt });
+  const order = u.order ?? prev.order.filter((id) => byId.has(id));
+  return { byId, order };
+}
+
+/**
+ * Subscribes to one view of the live locks while mounted: the server sends the window (offset, limit) of the
+ * filtered, sorted locks, then only its changes. A new query replaces the view in place (rows stay until the new
+ * window arrives, so typing in a filter never flashes an empty table). Null: no subscription.
+ */
+export function useLockView(query: LockViewQuery | null): LockView {
+  const { subscribeView } = useLiveLocks();
+  const [viewId] = useState(() => `v${++viewSeq}`);
+  const [state, setState] = useState<LockView>({
+    rows: [],
+    offset: 0,
+    total: 0,
+    counts: EMPTY_COUNTS,
+    ready: false,
+    error: null,
+  });
+  const held = useRef({ byId: new Map<string, LiveLock>(), order: [] as string[], seq: 0 });
+  const key = query === null ? null : JSON.stringify(query);
+
   useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(t);
-  }, [ms]);
-  return now;
+    if (key === null) return;
+    const q = JSON.parse(key) as LockViewQuery;
+    return subscribeView(viewId, q, {
+      onUpdate(u, receivedAt) {
+        if (u.seq <= held.current.seq) return;
+        const next = applyViewUpdate(held.current, u, receivedAt);
+        held.current = { ...next, seq: u.seq };
+        setState({
+          rows: next.order.map((id) => next.byId.get(id)).filter((r): r is LiveLock => r !== undefined),
+          offset: u.offset,
+          total: u.total,
+          counts: u.counts,
+          ready: true,
+          error: null,
+        });
+      },
+      onAck(a) {
+        if (!a.ok) setState((s) => ({ ...s, ready: true, error: a.error ?? "the view was refused" }));
+      },
+    });
+  }, [key, viewId, subscribeView]);
+  return state;
+}
+
+/**
+ * One shared clock per interval: every countdown cell reads it, so a tick re-renders the cells that show time and
+ * nothing else (not the table around them).
+ */
+const clocks = new Map<
+  number,
+  { now: number; listeners: Set<() => void>; timer: ReturnType<typeof setInterval> | null }
+>();
+
+function clockOf(ms: number) {
+  let c = clocks.get(ms);
+  if (!c) {
+    c = { now: Date.now(), listeners: new Set(), timer: null };
+    clocks.set(ms, c);
+  }
+  return c;
+}
+
+function subscribeClock(ms: number, listener: () => void): () => void {
+  const c = clockOf(ms);
+  c.listeners.add(listener);
+  if (!c.timer) {
+    c.now = Date.now();
+    c.timer = setInterval(() => {
+      c.now = Date.now();
+      for (const l of c.listeners) l();
+    }, ms);
+  }
+  return () => {
+    c.listeners.delete(listener);
+    if (c.listeners.size === 0 && c.timer) {
+      clearInterval(c.timer);
+      c.timer = null;
+    }
+  };
+}
+
+/** Re-renders the calling component every `ms` so countdowns move between updates. */
+export function useNow(ms = 250): number {
+  const subscribe = useCallback((l: () => void) => subscribeClock(ms, l), [ms]);
+  const get = useCallback(() => clockOf(ms).now, [ms]);
+  return useSyncExternalStore(subscribe, get, get);
 }

@@ -5,16 +5,19 @@ import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
 import { canRelease, useSession } from "../auth/session-provider";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
 import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
+import { OUTCOME_LABEL } from "../release/release-words";
 import { QueuePanel } from "../zookeeper/queue-panel";
-import type { ReleaseResult } from "@/lib/contract/release";
+import { RELEASE_ROLE, type ReleaseResult } from "@/lib/contract/release";
+import { DbLockPanel } from "../database/db-lock-panel";
 import { LockContention } from "../history/lock-contention";
 import { EventHistory } from "./event-history";
 import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
+import { holdStatus } from "./lease-view";
 import { TtlCell } from "./ttl-cell";
 
 /** The lock and its stored history; null when the dashboard knows nothing of it (404). */
@@ -34,8 +37,16 @@ function Field({ label, children }: { label: string; children: React.ReactNode }
   );
 }
 
+const STATUS_TONE = {
+  held: "bg-emerald-500/15 text-emerald-300",
+  ended: "bg-amber-500/15 text-amber-300",
+  gone: "bg-slate-700/60 text-slate-300",
+} as const;
+
 export function LockDetail({ id }: { id: string }) {
-  const { locks, recentEvents } = useLiveLocks();
+  const { recentEvents } = useLiveLocks();
+  // A subscription to this one lock: the page follows it live without receiving any other.
+  const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
   const [history, setHistory] = useState<LockEvent[] | null>(null);
@@ -62,10 +73,12 @@ export function LockDetail({ id }: { id: string }) {
     };
   }, [id, latestForLock]);
 
-  const live = locks.get(id);
+  const live = view.rows[0];
   const lock = live?.lock ?? null;
   const shown = lock ?? stored;
   const last = history?.[0];
+  const remaining = lock ? remainingTtl(lock.ttlMs, live!.receivedAt, now) : null;
+  const status = holdStatus(lock !== null, remaining, last?.type ?? null);
 
   return (
     <div className="space-y-6">
@@ -81,9 +94,9 @@ export function LockDetail({ id }: { id: string }) {
           </h1>
           <span
             data-testid="detail-status"
-            className={`rounded px-2 py-0.5 text-xs font-medium ${lock ? "bg-emerald-500/15 text-emerald-300" : "bg-slate-700/60 text-slate-300"}`}
+            className={`rounded px-2 py-0.5 text-xs font-medium ${STATUS_TONE[status.tone]}`}
           >
-            {lock ? "held" : last ? `not held (${last.type})` : "unknown"}
+            {status.label}
           </span>
           {lock ? <HazardBadges hazards={lock.hazards} /> : null}
         </div>
@@ -91,7 +104,7 @@ export function LockDetail({ id }: { id: string }) {
           <dl>
             <Field label="Owner">{lock.owner ?? "unknown"}</Field>
             <Field label="TTL">
-              <TtlCell remaining={remainingTtl(lock.ttlMs, live!.receivedAt, now)} total={lock.ttlMs} />
+              <TtlCell remaining={remaining} total={lock.ttlMs} />
             </Field>
             <Field label="Held for">
               {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})
@@ -110,6 +123,18 @@ export function LockDetail({ id }: { id: string }) {
                   </Field>
                 ))
               : null}
+            {lock.holders ? (
+              <Field label={`Permit holders (${lock.holdersTotal ?? lock.holders.length})`}>
+                <ul data-testid="permit-holders">
+                  {lock.holders.map((h) => (
+                    <li key={h.owner}>
+                      {h.owner}
+                      {h.since ? <span className="text-slate-400"> since {h.since}</span> : null}
+                    </li>
+                  ))}
+                </ul>
+              </Field>
+            ) : null}
             <Field label="Value">{lock.valuePreview ?? "—"}</Field>
             {lock.hazards.map((h) => (
               <Field key={h.code} label={`Hazard (${h.severity})`}>
@@ -127,19 +152,20 @@ export function LockDetail({ id }: { id: string }) {
           role="status"
           data-testid="release-result"
         >
-          {releaseResult.outcome}: {releaseResult.message}
+          {OUTCOME_LABEL[releaseResult.outcome] ?? releaseResult.outcome}: {releaseResult.message}
           {releaseResult.perNode.length > 1
             ? ` (${releaseResult.perNode.map((n) => `${n.node}: ${n.outcome}`).join(", ")})`
             : ""}
         </p>
       ) : null}
-      {lock && canRelease(session) ? (
+      {lock && canRelease(session) && (RELEASE_ROLE[lock.backend] !== "admin" || session?.role === "admin") ? (
         <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
       ) : null}
       {lock ? <QuorumPanel lock={lock} receivedAt={live!.receivedAt} /> : null}
       {lock ? <QueuePanel lock={lock} /> : null}
+      {lock ? <DbLockPanel lock={lock} /> : null}
       {/* A ZooKeeper queue is drawn by the queue panel above, head first: thousands of rows would bury the page. */}
-      {lock && lock.waiters.length > 0 && !lock.zookeeper ? (
+      {lock && lock.waiters.length > 0 && !lock.zookeeper && !lock.database ? (
         <section>
           <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">Waiters</h2>
           <ol className="space-y-1 text-sm" data-testid="waiters">

@@ -1,14 +1,18 @@
 "use client";
 
 import { useMemo } from "react";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { NodeHealthStrip, SkewLine } from "./node-health";
 import { QuorumGrid } from "./quorum-grid";
 import { redlockGroups, type GroupView, type NodeHealth } from "./redlock-model";
 
+const REDLOCK_VIEW = { backend: "redlock", sort: "resource", limit: 1000 };
+
 /** Redlock groups, live: each member's health and clocks, and every resource across the members. */
 export function RedlockView() {
-  const { locks, sources, connection } = useLiveLocks();
+  const { sources, connection } = useLiveLocks();
+  // Its own subscription: Redlock resources only, the first 1,000 (a grid beyond that is not readable anyway).
+  const { rows: locks } = useLockView(REDLOCK_VIEW);
   // A second is fine enough for TTL and validity countdowns, and keeps a large grid cheap to re-render.
   const now = useNow(500);
   const groups = useMemo(() => redlockGroups(sources, locks.values(), now), [sources, locks, now]);

@@ -4,6 +4,7 @@
  * clock (wait times are counted where they are drawn).
  */
 import type { Hazard, Lock, ZkContender, ZkWatcher } from "@/lib/contract/lock";
+import { queueLength } from "../../lib/contract/lock-queue";
 
 /**
  * How a waiter's wait is known. observed: its session is in the server's watch table on the node it waits for;
@@ -60,18 +61,7 @@ export interface ChainModel {
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
-/**
- * The queue length of a lock: every waiter, not only the ones listed. The agent lists at most a bounded head of a
- * ZooKeeper queue and gives the total in holder.contenders.
- */
-export function queueLength(lock: Lock): number {
-  const zk = lock.zookeeper;
-  const total = num(lock.holder?.contenders);
-  if (!zk || total === null) return lock.waiters.length;
-  const holders = num(lock.holder?.holders) ?? (zk.contenders.some((c) => c.role === "holder") ? 1 : 0);
-  // A single-node lock's waiters are sessions watching it, not contenders: whichever count is larger is the queue.
-  return Math.max(total - holders, lock.waiters.length);
-}
+export { queueLength };
 
 function watchOf(c: ZkContender, byName: ReadonlyMap<string, ZkContender>, observed: boolean): WatchKind | null {
   if (c.role === "holder") return null;

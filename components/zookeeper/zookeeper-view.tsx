@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import type { Hazard, Lock, SourceStatus } from "@/lib/contract/lock";
-import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { SEVERITY_CLASS } from "../locks/format";
 import { HazardBadges } from "../locks/hazard-badges";
 import { compareParents, matchesFilter, queueLength } from "./chain-model";
@@ -95,9 +95,13 @@ function ParentSection({ lock, now }: { lock: Lock; now: number }) {
   );
 }
 
+const ZK_VIEW = { backend: "zookeeper", sort: "-hazards", limit: 1000 };
+
 /** ZooKeeper lock parents: a live wait-chain diagram per parent, with source- and lock-level hazards. */
 export function ZookeeperView() {
-  const { locks, sources, connection } = useLiveLocks();
+  const { sources, connection } = useLiveLocks();
+  // Its own subscription: ZooKeeper lock parents only, worst first, at most 1,000 (shown PARENTS_STEP at a time).
+  const { rows: locks } = useLockView(ZK_VIEW);
   const now = useNow(1000);
   const [query, setQuery] = useState("");
   const [hazardsOnly, setHazardsOnly] = useState(false);
@@ -106,7 +110,7 @@ export function ZookeeperView() {
   const zkSources = sources.filter((s) => s.kind === "zookeeper");
   const parents = useMemo(
     () =>
-      [...locks.values()]
+      locks
         .map((l) => l.lock)
         .filter((l) => l.backend === "zookeeper" && l.zookeeper)
         .filter((l) => (!hazardsOnly || l.hazards.length > 0) && matchesFilter(l, query))

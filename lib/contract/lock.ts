@@ -3,7 +3,28 @@
  * Field names follow ../shared/reference/api-contract.md; outside tools call them by these exact names.
  */
 
-export type Backend = "redis" | "redlock" | "zookeeper";
+/**
+ * Every backend lockscope watches. The one list: validation, the API's filters, the dashboard's backend filter and
+ * labels all derive from it, so a new backend is added here once (and in its own agent/sources/<name>/ folder).
+ */
+export const BACKENDS = ["redis", "redlock", "zookeeper", "postgres", "mysql"] as const;
+
+export type Backend = (typeof BACKENDS)[number];
+
+/** How the dashboard names each backend. */
+export const BACKEND_LABELS: Record<Backend, string> = {
+  // The filter says what each backend covers: a node-redlock lock on one Redis node is a Redis lock (its library
+  // says node-redlock), only groups configured as REDLOCK_NODES are Redlock.
+  redis: "Redis nodes and clusters (any library)",
+  redlock: "Redlock groups (REDLOCK_NODES)",
+  zookeeper: "ZooKeeper",
+  postgres: "PostgreSQL",
+  mysql: "MySQL/MariaDB",
+};
+
+export function isBackend(value: string): value is Backend {
+  return (BACKENDS as readonly string[]).includes(value);
+}
 
 export type Severity = "info" | "warning" | "critical";
 
@@ -16,6 +37,19 @@ export interface Hazard {
 
 /** Holder details decoded from the lock's format (Redisson client id and thread, ShedLock host, ...). */
 export type LockHolder = Record<string, string | number | boolean>;
+
+/**
+ * One of several holders of a lock that has many by design (the permits of a semaphore). Each permit is acquired
+ * and released on its own; a new permit holder is not a takeover of another's.
+ */
+export interface LockHolding {
+  /** The permit holder's identifier, escaped. */
+  owner: string;
+  /** ISO time the agent first saw this holder (set by the agent's tracker). */
+  since?: string;
+  /** This permit's remaining lease when the format records one; null: the permit never expires on its own. */
+  ttlMs?: number | null;
+}
 
 export interface Waiter {
   owner: string;
@@ -47,6 +81,13 @@ export interface Lock {
   /** Remaining lease in ms at the time of the answer; null when the lock never expires on its own. */
   ttlMs: number | null;
   holder: LockHolder | null;
+  /**
+   * Locks with several holders by design (semaphore permits): every holder read. `owner` then names the first of
+   * them only, and events are reported per holder. Absent for locks with one holder.
+   */
+  holders?: LockHolding[];
+  /** How many holders there are when more exist than `holders` lists (a bounded read of a large semaphore). */
+  holdersTotal?: number;
   /** Queue order, empty when none are visible. */
   waiters: Waiter[];
   /** ISO time the agent first saw the current holder. */
@@ -64,6 +105,59 @@ export interface Lock {
   quorum?: QuorumView;
   /** ZooKeeper locks: the contender queue with sessions and watches. */
   zookeeper?: ZkLockView;
+  /** PostgreSQL advisory locks and MySQL/MariaDB user-level locks: the sessions holding and waiting. */
+  database?: DbLockView;
+}
+
+/** A database session (a PostgreSQL backend, a MySQL/MariaDB connection) as the server reports it. */
+export interface DbSession {
+  /** PostgreSQL backend pid, or the MySQL/MariaDB connection id. */
+  pid: number;
+  /** PostgreSQL: backend_start exactly as the server printed it (the force-release guard uses it). */
+  backendStart?: string;
+  user: string | null;
+  application: string | null;
+  /** Client address (and port), or "local" for a Unix socket. */
+  client: string | null;
+  database: string | null;
+  /** "active", "idle", "idle in transaction", ... (PostgreSQL); MySQL's COMMAND and STATE. */
+  state: string | null;
+  /** ISO times from the server. */
+  xactStart?: string | null;
+  queryStart?: string | null;
+  stateChange?: string | null;
+  /** The current or last query, cut and escaped: only when the agent runs with SHOW_QUERIES=on. */
+  query?: string | null;
+}
+
+export interface DbHolding {
+  session: DbSession;
+  mode: "exclusive" | "shared";
+  /** Session-level locks outlive transactions; transaction-level ones end at commit or rollback. */
+  level: "session" | "transaction" | "unknown";
+  /** Why the level is what it says (or why it cannot be told). */
+  levelEvidence: string;
+}
+
+export interface DbWaiting {
+  session: DbSession;
+  mode: "exclusive" | "shared";
+  /** ISO time it started waiting, when the server reports it. */
+  since: string | null;
+  /** Sessions that block it directly (pg_blocking_pids). */
+  blockedBy: number[];
+  /** From this waiter up to a root blocker (one that waits for nobody), following the first blocker each step. */
+  chain: number[];
+}
+
+export interface DbLockView {
+  engine: "postgres" | "mysql" | "mariadb";
+  /** PostgreSQL: the database the advisory lock lives in (advisory keys are per database). */
+  database: string | null;
+  /** How the key was written: one bigint, two int4, or a MySQL lock name. */
+  keyKind: "bigint" | "int4-pair" | "name";
+  holders: DbHolding[];
+  waiters: DbWaiting[];
 }
 
 export type QuorumState = "held" | "at-risk" | "minority" | "split" | "quorum-lost" | "expired";
@@ -161,6 +255,11 @@ export interface SourceStatus {
   error?: string;
   /** Locks currently seen on the source. */
   locks: number;
+  /**
+   * Lock keys seen on the source beyond the agent's cap (MAX_LOCKS_PER_SOURCE) and not tracked: the view shows
+   * `locks` of `locks + untracked`. Absent or 0 when everything seen is tracked.
+   */
+  untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
   agentId: string;
@@ -168,6 +267,13 @@ export interface SourceStatus {
   nodes?: NodeStatus[];
   /** Hazards of the source as a whole, not of one lock (empty ZooKeeper lock parents piling up in a directory). */
   hazards?: Hazard[];
+  /**
+   * Redis: how changes are detected now. "track": the server announces changes of the locks read (CLIENT
+   * TRACKING); "poll": every known lock is re-read on each poll (chosen, or the fallback when tracking is refused).
+   */
+  changeDetection?: "track" | "poll";
+  /** Why the source works as it does, when that is not what was configured (tracking refused, degraded). */
+  note?: string;
 }
 
 export interface NodeStatus {

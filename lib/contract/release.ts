@@ -1,4 +1,17 @@
 /** Force-release: the dashboard asks the agent that watches a lock to free it, guarded by the owner it saw. */
+import type { Backend } from "./lock";
+
+/**
+ * The role a force-release needs, per backend. A database lock can only be freed by ending the holder's session
+ * (its transaction rolled back, its other locks freed): far more destructive than a DEL, so admins only.
+ */
+export const RELEASE_ROLE: Record<Backend, "operator" | "admin"> = {
+  redis: "operator",
+  redlock: "operator",
+  zookeeper: "operator",
+  postgres: "admin",
+  mysql: "admin",
+};
 
 export type ReleaseOutcome =
   /** Deleted: it still held the observed owner. */
@@ -66,6 +79,10 @@ export interface ReleaseRequestBody {
   expectedSince?: string;
 }
 
+/** An audit row's outcome: a release attempt's, or "acknowledged" for an alert acknowledgement. */
+export type AuditOutcome = ReleaseOutcome | "acknowledged";
+
+/** An audit row: a force-release or purge-waiter attempt, or an alert acknowledgement ("acknowledge-alert"). */
 export interface AuditEntryView {
   id: string;
   at: string;
@@ -80,7 +97,7 @@ export interface AuditEntryView {
   observedOwner: string | null;
   reason: string;
   dryRun: boolean;
-  outcome: ReleaseOutcome;
+  outcome: AuditOutcome;
   message: string | null;
   perNode: ReleaseNodeResult[];
   clientAddress: string | null;

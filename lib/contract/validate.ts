@@ -3,8 +3,19 @@
  * contract's types, so a schema and its type cannot silently drift apart.
  */
 import { z } from "zod";
-import type { Hazard, Lock, LockEvent, QuorumView, SourceStatus, Waiter, ZkLockView } from "./lock";
-import type { AgentSnapshot, AgentUpdate } from "./socket";
+
+import {
+  BACKENDS,
+  type DbLockView,
+  type Hazard,
+  type Lock,
+  type LockEvent,
+  type QuorumView,
+  type SourceStatus,
+  type Waiter,
+  type ZkLockView,
+} from "./lock";
+import type { AgentSnapshot, AgentUpdate, ViewSubscribe } from "./socket";
 
 const MAX_TEXT = 4096;
 const text = z.string().max(MAX_TEXT);
@@ -12,7 +23,7 @@ const isoTime = z
   .string()
   .max(40)
   .refine((s) => !Number.isNaN(Date.parse(s)), "not an ISO time");
-const backend = z.enum(["redis", "redlock", "zookeeper"]);
+const backend = z.enum(BACKENDS);
 
 const hazard: z.ZodType<Hazard> = z.object({
   code: text,
@@ -73,6 +84,48 @@ const zkSchema: z.ZodType<ZkLockView> = z.object({
   longWaitMs: z.number().int().nonnegative().optional(),
 });
 
+const dbSession = z.object({
+  pid: z.number().int().nonnegative(),
+  backendStart: z.string().max(64).optional(),
+  user: text.nullable(),
+  application: text.nullable(),
+  client: text.nullable(),
+  database: text.nullable(),
+  state: text.nullable(),
+  xactStart: isoTime.nullable().optional(),
+  queryStart: isoTime.nullable().optional(),
+  stateChange: isoTime.nullable().optional(),
+  query: text.nullable().optional(),
+});
+const dbMode = z.enum(["exclusive", "shared"]);
+
+const dbSchema: z.ZodType<DbLockView> = z.object({
+  engine: z.enum(["postgres", "mysql", "mariadb"]),
+  database: text.nullable(),
+  keyKind: z.enum(["bigint", "int4-pair", "name"]),
+  holders: z
+    .array(
+      z.object({
+        session: dbSession,
+        mode: dbMode,
+        level: z.enum(["session", "transaction", "unknown"]),
+        levelEvidence: text,
+      }),
+    )
+    .max(10_000),
+  waiters: z
+    .array(
+      z.object({
+        session: dbSession,
+        mode: dbMode,
+        since: isoTime.nullable(),
+        blockedBy: z.array(z.number().int()).max(10_000),
+        chain: z.array(z.number().int()).max(1000),
+      }),
+    )
+    .max(10_000),
+});
+
 export const lockSchema: z.ZodType<Lock> = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a URL-safe id"),
   backend,
@@ -84,6 +137,17 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   rule: z.string().max(128),
   ttlMs: z.number().int().nullable(),
   holder: z.record(z.string().max(64), scalar).nullable(),
+  holders: z
+    .array(
+      z.object({
+        owner: text,
+        since: isoTime.optional(),
+        ttlMs: z.number().int().nullable().optional(),
+      }),
+    )
+    .max(10_000)
+    .optional(),
+  holdersTotal: z.number().int().nonnegative().optional(),
   waiters: z.array(waiter).max(10_000),
   since: isoTime,
   observedAt: isoTime,
@@ -93,6 +157,7 @@ export const lockSchema: z.ZodType<Lock> = z.object({
   agentId: z.string().max(128),
   quorum: quorumSchema.optional(),
   zookeeper: zkSchema.optional(),
+  database: dbSchema.optional(),
 });
 
 const eventSchema: z.ZodType<LockEvent> = z.object({
@@ -117,6 +182,7 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
   up: z.boolean(),
   error: text.optional(),
   locks: z.number().int().nonnegative(),
+  untracked: z.number().int().nonnegative().optional(),
   lastScanAt: isoTime.optional(),
   lastScanMs: z.number().nonnegative().optional(),
   agentId: z.string().max(128),
@@ -136,6 +202,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
     .max(1000)
     .optional(),
   hazards: z.array(hazard).max(64).optional(),
+  changeDetection: z.enum(["track", "poll"]).optional(),
+  note: text.optional(),
 });
 
 const agentId = z.string().min(1).max(128);
@@ -147,6 +215,7 @@ const snapshotSchema: z.ZodType<AgentSnapshot> = z.object({
   at: isoTime,
   sources: z.array(sourceSchema).max(1000),
   locks: z.array(lockSchema).max(200_000),
+  part: z.object({ index: z.number().int().nonnegative(), last: z.boolean() }).optional(),
 });
 
 const updateSchema: z.ZodType<AgentUpdate> = z.object({
@@ -170,3 +239,23 @@ function parseWith<T>(schema: z.ZodType<T>, input: unknown): Parsed<T> {
 
 export const parseAgentSnapshot = (input: unknown) => parseWith(snapshotSchema, input);
 export const parseAgentUpdate = (input: unknown) => parseWith(updateSchema, input);
+
+const viewParam = z.string().max(4096).optional();
+const viewSubscribeSchema: z.ZodType<ViewSubscribe> = z.object({
+  viewId: z.string().min(1).max(64),
+  query: z.object({
+    q: viewParam,
+    backend: viewParam,
+    library: viewParam,
+    source: viewParam,
+    hazard: viewParam,
+    pattern: viewParam,
+    id: viewParam,
+    sort: viewParam,
+    offset: z.number().int().nonnegative().optional(),
+    limit: z.number().int().nonnegative().optional(),
+  }),
+});
+
+/** A browser's view subscription; the query's values are then checked by the same parser as GET /api/locks. */
+export const parseViewSubscribe = (input: unknown) => parseWith(viewSubscribeSchema, input);

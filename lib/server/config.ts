@@ -14,7 +14,7 @@ export interface DashboardConfig {
   /** Serve the Next.js pages (off for API-only runs such as integration tests). */
   ui: boolean;
   auth: AuthConfig;
-  /** Mark the session cookie Secure (behind TLS). */
+  /** Mark the session cookie Secure (behind TLS): COOKIE_SECURE, by default true when PUBLIC_URL is https. */
   secureCookies: boolean;
   /** HMAC key for session cookies; when unset one is generated and kept next to the SQLite file. */
   sessionSecret: string | null;
@@ -60,6 +60,7 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   const sessionSecret = readString(env, "SESSION_SECRET", "");
   if (sessionSecret && sessionSecret.length < 32)
     throw new ConfigError("SESSION_SECRET", "must be at least 32 characters");
+  const publicUrl = env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null;
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     host,
@@ -68,7 +69,8 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     agentToken,
     ui: ui === "on",
     auth,
-    secureCookies: readBool(env, "COOKIE_SECURE", false),
+    // Served over https (PUBLIC_URL says so): the cookie must never travel over plain http.
+    secureCookies: readBool(env, "COOKIE_SECURE", publicUrl?.startsWith("https:") ?? false),
     sessionSecret: sessionSecret || null,
     releasesPerMinute: readInt(env, "RELEASES_PER_MINUTE", 10, 1, 1000),
     alertRules: {
@@ -85,7 +87,7 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
       }),
     ),
     alertResolveAfterMs: readInt(env, "ALERT_RESOLVE_AFTER_MS", 30_000, 0, 86_400_000),
-    publicUrl: env.PUBLIC_URL ? readHttpUrl(env, "PUBLIC_URL", "") : null,
+    publicUrl,
     retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
     fanoutRedisUrl: readFanoutUrl(env),

@@ -26,6 +26,15 @@ export function distribution(values: readonly number[]): Distribution {
 const ENDS = new Set(["released", "expired", "lost", "owner-changed"]);
 
 /**
+ * "Taken over" means a new owner after the previous lease had run out (the slow holder outlived its TTL). An owner
+ * change within the lease is a release and the next acquire seen in one read; a semaphore's permits are reported
+ * one by one and never change owner.
+ */
+export function isTakeover(e: Pick<LockEvent, "type" | "detail">): boolean {
+  return e.type === "owner-changed" && e.detail?.afterExpiry === true;
+}
+
+/**
  * One resource's contention over a window, from its events in time order (pure): acquisitions per bucket, hold
  * times (heldMs recorded when a holding ended), wait times (waitedMs, where the backend records queues), and the
  * timeline of holders.
@@ -55,14 +64,17 @@ export function resourceHistory(
       if (e.type === "acquired") b.acquisitions++;
       else if (e.type === "owner-changed") {
         b.acquisitions++;
-        b.ownerChanges++;
+        if (isTakeover(e)) b.ownerChanges++;
       } else if (e.type === "expired") b.expiries++;
     }
     const held = e.detail?.heldMs;
     if (ENDS.has(e.type) && typeof held === "number") holds.push(held);
     const waited = e.detail?.waitedMs;
     if (typeof waited === "number") waits.push(waited);
-    const open = timeline[timeline.length - 1];
+    // Permits end one by one: close the ending holder's own entry, else the latest one still open.
+    const open = e.detail?.permit
+      ? timeline.findLast((t) => t.to === null && t.owner === e.owner)
+      : timeline[timeline.length - 1];
     if (ENDS.has(e.type) && open && open.to === null) {
       open.to = e.at;
       open.end = e.type;

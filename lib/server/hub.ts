@@ -1,34 +1,31 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server, type ServerOptions } from "socket.io";
+import type { Server, ServerOptions } from "socket.io";
 import {
   AGENT_NAMESPACE,
   UI_NAMESPACE,
   type AgentAck,
   type AgentToServerEvents,
   type ServerToAgentEvents,
+  type LockViewQuery,
   type ServerToUiEvents,
-  type UiDelta,
   type UiToServerEvents,
+  type ViewAck,
 } from "../contract/socket";
 import type { LockEvent } from "../contract/lock";
-import { parseAgentSnapshot, parseAgentUpdate } from "../contract/validate";
+import { parseAgentSnapshot, parseAgentUpdate, parseViewSubscribe } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
+import { createSocketServers, sameSecret } from "./socket-servers";
 import type { Authenticator } from "./auth/authenticator";
-import type { LiveState } from "./live-state";
 import type { Fanout } from "./fanout";
+import type { LiveChange, LiveState } from "./live-state";
+import { parseLockQuery } from "./lock-query";
+import { LockViews } from "./lock-views";
 import type { HistoryStore } from "./store";
 
-function sameSecret(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
- * socket.io glue: agents stream into the live state and the history store; browsers get the state on connect and
- * deltas after. An agent's message is acknowledged only after its events are committed to the store.
+ * socket.io glue: agents stream into the live state and the history store; browsers subscribe to the views they
+ * show and get those views' changes (never the whole state). An agent's message is acknowledged only after its
+ * events are committed to the store.
  */
 export function attachHub(
   http: HttpServer,
@@ -48,43 +45,73 @@ export function attachHub(
     fanout?: Fanout;
   },
 ): Server {
-  const io = new Server(http, {
-    maxHttpBufferSize: 50 * 1024 * 1024,
-    serveClient: false,
-    ...(deps.adapter ? { adapter: deps.adapter } : {}),
-  });
+  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
+  const { io, agentIo } = createSocketServers(http, deps.agentToken);
+  // Several dashboards: the browsers' server shares broadcasts (alerts, new events) and inter-server messages.
+  if (deps.adapter) io.adapter(deps.adapter);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
-  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
+  const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
     ServerToAgentEvents
   >;
 
-  const broadcast = (delta: UiDelta | null) => {
-    if (delta) ui.emit("locks:delta", delta);
-    deps.onChange?.();
+  const views = new LockViews(deps.live);
+  io.engine.on("close", () => views.close());
+  // Sources are small and every page shows them (header): sent to every tab, only when they changed, coalesced.
+  let sentSources = "";
+  let sourcesTimer: NodeJS.Timeout | null = null;
+  const pushSources = () => {
+    sourcesTimer = null;
+    const sources = deps.live.sources();
+    const json = JSON.stringify(sources);
+    if (json === sentSources) return;
+    sentSources = json;
+    // Local: with several dashboards each one pushes its own browsers (the state is shared, not the pushes).
+    ui.local.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
   };
+  const broadcast = (change: LiveChange | null) => {
+    if (change) views.onChange(change);
+    sourcesTimer ??= setTimeout(pushSources, 100);
+    deps.onChange?.();
+  }; // Changes other dashboards' agents made to the live state reach this dashboard's browsers the same way.
+  deps.fanout?.bind(broadcast);
 
   agents.use((socket, next) => {
-    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown };
+    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };
     if (!sameSecret(auth.token, deps.agentToken)) return next(new Error("unauthorised: wrong or missing agent token"));
-    if (typeof auth.agentId !== "string" || auth.agentId === "") return next(new Error("agentId is required"));
+    if (typeof auth.agentId !== "string" || auth.agentId === "" || auth.agentId.length > 128) {
+      return next(new Error("agentId is required (1 to 128 characters)"));
+    }
+    // Without an instance id (an older agent) each connection counts as its own process.
+    const instanceId =
+      typeof auth.instanceId === "string" && auth.instanceId !== "" ? auth.instanceId.slice(0, 128) : socket.id;
+    // One live connection per agent id: release commands must reach the process that reported the lock.
+    const admission = deps.agents.admission(auth.agentId, instanceId);
+    if (!admission.admit) {
+      deps.log(`refused a second connection for agent ${auth.agentId} from ${socket.handshake.address}`);
+      return next(new Error(admission.error));
+    }
     socket.data.agentId = auth.agentId;
+    socket.data.instanceId = instanceId;
     next();
   });
 
   agents.on("connection", (socket) => {
     const agentId = socket.data.agentId as string;
     deps.log(`agent ${agentId} connected`);
-    deps.agents.add(agentId, socket);
+    deps.agents.add(agentId, socket, socket.data.instanceId as string);
     socket.on("agent:snapshot", async (raw, ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentSnapshot(raw);
       if (!parsed.ok) return reply(refuse(`invalid snapshot: ${parsed.error}`));
       if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
-      try {
-        await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
-      } catch (err) {
-        return reply(refuse(`store unavailable: ${String(err)}`));
+      // A snapshot in parts touches the store once, on its first part.
+      if (!parsed.value.part || parsed.value.part.index === 0) {
+        try {
+          await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
+        } catch (err) {
+          return reply(refuse(`store unavailable: ${String(err)}`));
+        }
       }
       broadcast(deps.live.applySnapshot(parsed.value));
       deps.fanout?.snapshot(parsed.value);
@@ -132,7 +159,27 @@ export function attachHub(
   });
 
   ui.on("connection", (socket) => {
-    socket.emit("locks:state", deps.live.state());
+    socket.emit("sources:state", { generatedAt: new Date().toISOString(), sources: deps.live.sources() });
+    // A tab that cannot keep up gets no more updates until its buffer drains, then its whole window once.
+    const send = (u: Parameters<ServerToUiEvents["view:update"]>[0]) => {
+      if ((socket.conn as unknown as { writeBuffer: unknown[] }).writeBuffer.length > 64) return false;
+      socket.emit("view:update", u);
+      return true;
+    };
+    socket.on("view:subscribe", (raw, ack) => {
+      const reply = typeof ack === "function" ? ack : (_: ViewAck) => undefined;
+      const sub = parseViewSubscribe(raw);
+      if (!sub.ok) return reply({ ok: false, error: `invalid subscription: ${sub.error}` });
+      const parsed = parseLockQuery(viewParams(sub.value.query));
+      if (!parsed.ok) return reply({ ok: false, param: parsed.param, error: parsed.error });
+      const error = views.subscribe(socket.id, sub.value.viewId, parsed.query, send);
+      reply(error ? { ok: false, error } : { ok: true });
+    });
+    socket.on("view:unsubscribe", (raw) => {
+      const viewId = (raw as { viewId?: unknown } | null)?.viewId;
+      if (typeof viewId === "string") views.unsubscribe(socket.id, viewId);
+    });
+    socket.on("disconnect", () => views.dropClient(socket.id));
   });
   return io;
 }
@@ -140,6 +187,13 @@ export function attachHub(
 /** The /ui namespace, for pushing alert changes to browsers. */
 export function uiNamespace(io: Server) {
   return io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
+}
+
+/** A subscription's query as the parameters GET /api/locks takes, so both are checked by the same parser. */
+function viewParams(q: LockViewQuery): Array<[string, string]> {
+  return Object.entries(q)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => [k, String(v)]);
 }
 
 function refuse(error: string): AgentAck {

@@ -1,84 +1,185 @@
 import type { Lock, SourceStatus } from "../contract/lock";
-import type { AgentSnapshot, AgentUpdate, UiDelta, UiState } from "../contract/socket";
-
-interface HeldLock {
-  lock: Lock;
-  /** Dashboard clock when the lock's ttlMs was current: TTLs are recomputed against this, not the agent's clock. */
-  receivedAtMs: number;
-}
+import type { AgentSnapshot, AgentUpdate } from "../contract/socket";
+import { currentLock, indexLock, matches, runQuery, type IndexedLock, type QueryResult } from "./lock-index";
+import type { LockFilter, LockQuery } from "./lock-query";
 
 interface AgentState {
   id: string;
   name: string;
   connected: boolean;
   lastSeenMs: number;
-  locks: Map<string, HeldLock>;
+  locks: Map<string, IndexedLock>;
   sources: SourceStatus[];
+  /** While a snapshot arrives in parts: ids held before it that no part has re-sent yet. */
+  pending: Set<string> | null;
+}
+
+/** What one message changed, for the view subscriptions: new and changed entries, and the entries that went. */
+export interface LiveChange {
+  upserts: IndexedLock[];
+  removed: IndexedLock[];
+}
+
+export type GroupBy = "pattern" | "source" | "library";
+
+export interface LockGroup {
+  /** The key pattern, source or library. */
+  key: string;
+  count: number;
+  /** Locks of the group with at least one hazard, and how many carry each code. */
+  withHazards: number;
+  byHazard: Record<string, number>;
+  byBackend: Record<string, number>;
+  /** The longest current hold in the group, in ms as of the answer. */
+  longestHoldMs: number;
 }
 
 /**
- * The current lock state per agent, in memory. Snapshots replace an agent's state; updates patch it. TTLs are
- * re-based on the dashboard's clock on receipt, so clock skew between agent hosts never shows as a wrong countdown.
+ * The current lock state per agent, in memory and indexed for queries. Snapshots replace an agent's state (in
+ * parts, so a large one never arrives as one message); updates patch it. TTLs are re-based on the dashboard's
+ * clock on receipt, so clock skew between agent hosts never shows as a wrong countdown.
  */
 export class LiveState {
   private readonly agents = new Map<string, AgentState>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  applySnapshot(s: AgentSnapshot): UiDelta {
-    const prev = this.agents.get(s.agentId);
+  /**
+   * One snapshot, or one part of it: part 0 starts it, the last part drops what the snapshot did not re-send. The
+   * locks of a part replace the old ones as they arrive, so the view never empties while a large snapshot streams.
+   */
+  applySnapshot(s: AgentSnapshot): LiveChange {
     const at = this.now();
-    const locks = new Map(s.locks.map((l) => [l.id, { lock: l, receivedAtMs: at }]));
-    const removed = prev ? [...prev.locks.keys()].filter((id) => !locks.has(id)) : [];
-    this.agents.set(s.agentId, {
-      id: s.agentId,
-      name: s.agentName,
-      connected: true,
-      lastSeenMs: at,
-      locks,
-      sources: s.sources,
-    });
-    return this.delta(s.locks, removed);
+    const first = !s.part || s.part.index === 0;
+    const last = !s.part || s.part.last;
+    let agent = this.agents.get(s.agentId);
+    if (!agent) {
+      agent = this.newAgent(s.agentId, s.agentName, at);
+      this.agents.set(s.agentId, agent);
+    }
+    agent.name = s.agentName;
+    agent.connected = true;
+    agent.lastSeenMs = at;
+    agent.sources = s.sources;
+    if (first) agent.pending = new Set(agent.locks.keys());
+    const upserts: IndexedLock[] = [];
+    for (const l of s.locks) {
+      const e = indexLock(l, at);
+      agent.locks.set(l.id, e);
+      agent.pending?.delete(l.id);
+      upserts.push(e);
+    }
+    const removed: IndexedLock[] = [];
+    if (last && agent.pending) {
+      for (const id of agent.pending) {
+        const e = agent.locks.get(id);
+        if (!e) continue;
+        agent.locks.delete(id);
+        removed.push(e);
+      }
+      agent.pending = null;
+    }
+    return { upserts, removed };
   }
 
-  applyUpdate(u: AgentUpdate): UiDelta {
+  applyUpdate(u: AgentUpdate): LiveChange {
     const at = this.now();
     let agent = this.agents.get(u.agentId);
     if (!agent) {
-      agent = { id: u.agentId, name: u.agentId, connected: true, lastSeenMs: at, locks: new Map(), sources: [] };
+      agent = this.newAgent(u.agentId, u.agentId, at);
       this.agents.set(u.agentId, agent);
     }
     agent.connected = true;
     agent.lastSeenMs = at;
     agent.sources = u.sources;
-    for (const l of u.upserts) agent.locks.set(l.id, { lock: l, receivedAtMs: at });
-    for (const id of u.removed) agent.locks.delete(id);
-    return this.delta(u.upserts, u.removed);
+    const upserts: IndexedLock[] = [];
+    for (const l of u.upserts) {
+      const e = indexLock(l, at);
+      agent.locks.set(l.id, e);
+      agent.pending?.delete(l.id);
+      upserts.push(e);
+    }
+    const removed: IndexedLock[] = [];
+    for (const id of u.removed) {
+      const e = agent.locks.get(id);
+      if (!e) continue;
+      agent.locks.delete(id);
+      removed.push(e);
+    }
+    return { upserts, removed };
   }
 
   /** The agent went away: its locks stay visible (last known), its sources are marked down. */
-  disconnect(agentId: string): UiDelta | null {
+  disconnect(agentId: string): LiveChange | null {
     const agent = this.agents.get(agentId);
     if (!agent) return null;
     agent.connected = false;
+    // A snapshot cut off half-way: keep what it did not re-send rather than guess.
+    agent.pending = null;
     agent.sources = agent.sources.map((s) => ({ ...s, up: false, error: `agent ${agent.name} disconnected` }));
-    return this.delta([], []);
+    return { upserts: [], removed: [] };
   }
 
+  /** Every indexed lock (no copies): for queries and counters that walk them all. */
+  *entries(): IterableIterator<IndexedLock> {
+    for (const a of this.agents.values()) yield* a.locks.values();
+  }
+
+  /** Every lock as received (TTLs as of receipt, not now): for readers that ignore the TTL. */
+  *rawLocks(): IterableIterator<Lock> {
+    for (const e of this.entries()) yield e.lock;
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const a of this.agents.values()) n += a.locks.size;
+    return n;
+  }
+
+  /** Every lock with its TTL as of now. Copies each lock: prefer query() or entries() for large fleets. */
   locks(): Lock[] {
     const at = this.now();
     const out: Lock[] = [];
-    for (const a of this.agents.values()) for (const h of a.locks.values()) out.push(this.current(h, at));
+    for (const e of this.entries()) out.push(currentLock(e, at));
     return out;
   }
 
   lock(id: string): Lock | null {
     const at = this.now();
     for (const a of this.agents.values()) {
-      const h = a.locks.get(id);
-      if (h) return this.current(h, at);
+      const e = a.locks.get(id);
+      if (e) return currentLock(e, at);
     }
     return null;
+  }
+
+  query(q: LockQuery): QueryResult {
+    return runQuery(this.entries(), q);
+  }
+
+  /** The fleet overview: locks grouped by key pattern, source or library, groups with hazards first. */
+  groups(by: GroupBy, filter: LockFilter = {}): LockGroup[] {
+    const at = this.now();
+    const groups = new Map<string, LockGroup>();
+    for (const e of this.entries()) {
+      if (!matches(e, filter)) continue;
+      const key = by === "pattern" ? e.pattern : by === "source" ? e.lock.source : e.lock.library;
+      let g = groups.get(key);
+      if (!g) {
+        g = { key, count: 0, withHazards: 0, byHazard: {}, byBackend: {}, longestHoldMs: 0 };
+        groups.set(key, g);
+      }
+      g.count++;
+      g.byBackend[e.lock.backend] = (g.byBackend[e.lock.backend] ?? 0) + 1;
+      if (e.lock.hazards.length > 0) {
+        g.withHazards++;
+        for (const code of new Set(e.lock.hazards.map((h) => h.code))) g.byHazard[code] = (g.byHazard[code] ?? 0) + 1;
+      }
+      g.longestHoldMs = Math.max(g.longestHoldMs, at - e.sinceMs);
+    }
+    return [...groups.values()].sort(
+      (a, b) => b.withHazards - a.withHazards || b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+    );
   }
 
   sources(): SourceStatus[] {
@@ -94,21 +195,7 @@ export class LiveState {
     }));
   }
 
-  state(): UiState {
-    return { generatedAt: new Date(this.now()).toISOString(), locks: this.locks(), sources: this.sources() };
-  }
-
-  private current(h: HeldLock, at: number): Lock {
-    if (h.lock.ttlMs === null) return h.lock;
-    return { ...h.lock, ttlMs: Math.max(0, h.lock.ttlMs - (at - h.receivedAtMs)) };
-  }
-
-  private delta(upserts: readonly Lock[], removed: readonly string[]): UiDelta {
-    return {
-      generatedAt: new Date(this.now()).toISOString(),
-      upserts: [...upserts],
-      removed: [...removed],
-      sources: this.sources(),
-    };
+  private newAgent(id: string, name: string, at: number): AgentState {
+    return { id, name, connected: true, lastSeenMs: at, locks: new Map(), sources: [], pending: null };
   }
 }

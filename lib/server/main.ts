@@ -9,6 +9,7 @@ import { Redis } from "ioredis";
 import { loadOrExit } from "../config/env";
 import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
+import { usersFileReloader } from "./auth/principals";
 import { loadDashboardConfig } from "./config";
 import { redact } from "./database-url";
 import { createHttpHandler } from "./http-handler";
@@ -42,18 +43,21 @@ async function main(): Promise<void> {
   const live = new LiveState();
   const agents = new AgentGateway();
   // Several dashboards (FANOUT_REDIS_URL): shared live state, releases routed to the agent's dashboard, and one
-  // leader for alerts and webhooks. Late-bound to the alert scheduler below.
+  // leader for alerts and webhooks.
   const serverId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
-  let onRemoteChange = () => undefined as void;
   const cluster = config.fanoutRedisUrl
-    ? connectFanout({ url: config.fanoutRedisUrl, serverId, live, agents, log, onChange: () => onRemoteChange() })
+    ? connectFanout({ url: config.fanoutRedisUrl, serverId, live, agents, log })
     : null;
   const leaderRedis = config.fanoutRedisUrl ? new Redis(config.fanoutRedisUrl, { maxRetriesPerRequest: 1 }) : null;
   leaderRedis?.on("error", (err: Error) => log(`leader redis: ${err.message}`));
   const { auth, oneTimePassword } = await Authenticator.create(
     config.auth,
     loadSessionSecret(config.sessionSecret, config.databaseUrl),
+    store,
+    { ...usersFileReloader(process.env), log },
   );
+  await auth.load();
+  auth.start();
 
   let pages: ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null = null;
   if (config.ui) {
@@ -112,7 +116,6 @@ async function main(): Promise<void> {
   const scheduleAlerts = () => {
     evaluating ??= setTimeout(evaluateAlerts, 500);
   };
-  onRemoteChange = scheduleAlerts;
 
   const deps = {
     live,
@@ -164,8 +167,7 @@ async function main(): Promise<void> {
             const now = new Date().toISOString();
             if (view.holder !== leaderSince.holder) leaderSince = { holder: view.holder, at: now };
             const source = `fanout:${redact(config.fanoutRedisUrl!)}`;
-            const delta = live.applySnapshot(leaderLockSnapshot(view, source, leaderSince.at, now));
-            ui.local.emit("locks:delta", delta);
+            cluster?.show(live.applySnapshot(leaderLockSnapshot(view, source, leaderSince.at, now)));
           })
           .catch((err: unknown) => log(`leader view: ${err instanceof Error ? err.message : String(err)}`));
       }, 1000)
@@ -190,6 +192,7 @@ async function main(): Promise<void> {
     log(`${signal}: stopping`);
     clearInterval(alertTimer);
     if (leaderView) clearInterval(leaderView);
+    auth.stop();
     webhooks.stop();
     pruner.stop();
     server.close();

@@ -1,6 +1,14 @@
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  databaseFilePath,
+  describeDatabaseFileProblem,
+  ensureDatabaseFolder,
+  probeDatabaseFile,
+} from "./database-file";
 import { parseDatabaseUrl, redact } from "./database-url";
 import { migratePostgres, type MigrationResult } from "./pg-migrate";
 
@@ -26,22 +34,59 @@ export async function migrateDatabase(databaseUrl: string, root: string): Promis
 /**
  * SQLite: applies committed migrations (prisma migrate deploy) before the server opens the store, so an upgrade never
  * runs new code against an old schema. Prisma's JS engine does this offline (../shared/reference/stack.md).
+ * The database's folder is created first: a fresh clone has no ./data, and Prisma's JS engine reports a missing
+ * folder only as "External error id#0".
  */
 export function applyMigrations(databaseUrl: string, root: string): void {
   const require = createRequire(import.meta.url);
   const cli = require.resolve("prisma/build/index.js");
+  // Prisma runs in the project root; a relative file: URL means the dashboard's working directory, as for the store.
+  const file = databaseFilePath(databaseUrl, process.cwd());
+  if (file) ensureDatabaseFolder(file);
+  const url = file ? `file:${file}` : databaseUrl;
   try {
     execFileSync(process.execPath, [cli, "migrate", "deploy"], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+      env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: "1" },
       stdio: ["ignore", "pipe", "pipe"],
       timeout: 120_000,
     });
   } catch (err) {
     const e = err as { stderr?: Buffer; stdout?: Buffer; message: string };
-    const why = (e.stderr?.toString() || e.stdout?.toString() || e.message).trim().split("\n").slice(-3).join(" ");
-    throw new Error(`database migration failed for ${databaseUrl}: ${why}`);
+    const output = (e.stderr?.toString() || e.stdout?.toString() || e.message).trim();
+    const problem = file ? describeDatabaseFileProblem(probeDatabaseFile(file)) : null;
+    if (problem) throw new Error(`database migration failed for ${databaseUrl}: ${problem}`);
+    throw new Error(`database migration failed for ${databaseUrl}: ${migrationFailureSummary(output)}`);
   }
 }
 
-export const projectRoot = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..", "..");
+/** The lines of Prisma's output that say what failed, without its banner ("Prisma config detected, …"). */
+export function migrationFailureSummary(output: string): string {
+  const noise =
+    /^(Loaded Prisma config|Prisma config detected|Prisma schema loaded|Datasource "|\d+ migrations? found)/;
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !noise.test(l));
+  const text = lines.slice(-3).join(" ");
+  if (/External error id#\d+/.test(text)) {
+    return `${text} (SQLite could not open or write the database; check that its folder exists and is writable)`;
+  }
+  return text || "prisma migrate deploy failed without output";
+}
+
+/**
+ * The checkout's root (where prisma.config.ts, prisma/ and .next/ are): found by walking up from this module, so
+ * it is the same whether this runs from lib/server/ through tsx or from a bundle in dist/.
+ */
+function findProjectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(path.join(dir, "prisma.config.ts")) && existsSync(path.join(dir, "package.json"))) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) return path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+    dir = up;
+  }
+}
+
+export const projectRoot = findProjectRoot();

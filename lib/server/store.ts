@@ -11,12 +11,15 @@ import {
   type Alert as AlertRow,
   type AuditEntry as AuditRow,
   type Event as EventRow,
+  type Session as SessionRow,
 } from "../generated/prisma/client.ts";
 import { PrismaClient as PostgresPrismaClient } from "../generated/prisma-postgres/client.ts";
 import type { Backend, LockEvent, LockEventType } from "../contract/lock";
 import type { AlertState, AlertView } from "../contract/alerts";
 import type { Severity } from "../contract/lock";
 import type { AuditEntryView, ReleaseNodeResult, ReleaseOutcome } from "../contract/release";
+import type { Role } from "./auth/principals";
+import type { Session, SessionStore } from "./auth/session";
 
 export interface ResourceHourRow {
   lockId: string;
@@ -32,6 +35,7 @@ export interface ResourceHourRow {
   holdMsMax: number;
 }
 import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
+import { isTakeover } from "./history";
 
 export interface EventQuery {
   lockId?: string;
@@ -77,7 +81,7 @@ export interface PendingDelivery {
   attempts: number;
 }
 
-export interface HistoryStore {
+export interface HistoryStore extends SessionStore {
   openAlerts(): Promise<AlertView[]>;
   /** Stores the alert and its webhook deliveries in one transaction. */
   raiseAlert(alert: NewAlert, outbox: (id: string) => OutboxItem[]): Promise<AlertView>;
@@ -285,7 +289,51 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       ]);
       return a.count + b.count + c.count;
     },
+    async createSession(x) {
+      await prisma.session.create({
+        data: {
+          ...x,
+          createdAt: new Date(x.createdAt),
+          expiresAt: new Date(x.expiresAt),
+          revokedAt: x.revokedAt === null ? null : new Date(x.revokedAt),
+        },
+      });
+    },
+    async findSession(id) {
+      const row = await prisma.session.findUnique({ where: { id } });
+      return row ? sessionFromRow(row) : null;
+    },
+    async revokeSession(id, at) {
+      await prisma.session.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date(at) } });
+    },
+    async sessionsCreatedSince(since, now) {
+      const rows = await prisma.session.findMany({
+        where: { createdAt: { gte: new Date(since) }, revokedAt: null, expiresAt: { gt: new Date(now) } },
+      });
+      return rows.map(sessionFromRow);
+    },
+    async sessionsRevokedSince(since) {
+      const rows = await prisma.session.findMany({
+        where: { revokedAt: { gte: new Date(since) } },
+        select: { id: true },
+      });
+      return rows.map((r) => r.id);
+    },
+    async pruneSessions(before) {
+      const { count } = await prisma.session.deleteMany({ where: { expiresAt: { lt: new Date(before) } } });
+      return count;
+    },
     close: () => prisma.$disconnect(),
+  };
+}
+
+function sessionFromRow(r: SessionRow): Session {
+  return {
+    ...r,
+    role: r.role as Role,
+    createdAt: r.createdAt.getTime(),
+    expiresAt: r.expiresAt.getTime(),
+    revokedAt: r.revokedAt ? r.revokedAt.getTime() : null,
   };
 }
 
@@ -492,9 +540,11 @@ export function contribution(e: LockEvent): { hour: Date; counts: Counts } | nul
   const hour = new Date(Math.floor(Date.parse(e.at) / HOUR) * HOUR);
   const counts: Counts = {
     acquisitions: e.type === "acquired" || e.type === "owner-changed" ? 1 : 0,
-    releases: e.type === "released" ? 1 : 0,
+    // An owner change counts as a takeover only when the previous lease had run out; otherwise it is a release
+    // and the next acquire seen in one read (a quick handover), which is not contention gone wrong.
+    releases: e.type === "released" || (e.type === "owner-changed" && !isTakeover(e)) ? 1 : 0,
     expiries: e.type === "expired" ? 1 : 0,
-    ownerChanges: e.type === "owner-changed" ? 1 : 0,
+    ownerChanges: e.type === "owner-changed" && isTakeover(e) ? 1 : 0,
     holdCount: 0,
     holdMsSum: 0,
     holdMsMax: 0,

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { LocksResponse } from "../../lib/contract/api";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { freePort, waitFor } from "./ports";
 import { startRedis, type RedisServer } from "./redis";
@@ -53,6 +54,11 @@ export interface Dashboard extends Proc {
   port: number;
   databaseUrl: string;
   get<T = unknown>(pathAndQuery: string): Promise<T>;
+  /**
+   * Every live lock matching `query` (GET /api/locks parameters), all pages followed by cursor: /api/locks answers
+   * 100 by default.
+   */
+  allLocks(query?: string): Promise<LocksResponse>;
   /** A raw request as one of the test roles (or none: unauthenticated). */
   request(pathAndQuery: string, init?: RequestInit, role?: keyof typeof TOKENS | null): Promise<Response>;
   restart(): Promise<Dashboard>;
@@ -97,6 +103,19 @@ export async function startDashboard(
       const res = await fetch(`${url}${p}`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } });
       if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
+    },
+    async allLocks(query = "") {
+      const first = await dash.get<LocksResponse>(`/api/locks?limit=1000${query ? `&${query}` : ""}`);
+      const locks = [...first.locks];
+      let cursor = first.nextCursor;
+      while (cursor) {
+        const page = await dash.get<LocksResponse>(
+          `/api/locks?limit=1000${query ? `&${query}` : ""}&cursor=${encodeURIComponent(cursor)}`,
+        );
+        locks.push(...page.locks);
+        cursor = page.nextCursor;
+      }
+      return { ...first, locks, nextCursor: null };
     },
     request(p, init = {}, role = "viewer") {
       const headers = new Headers(init.headers);

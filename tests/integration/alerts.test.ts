@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertsResponse, ResourceHistory, TopContended } from "../../lib/contract/alerts";
-import type { HealthResponse, LocksResponse } from "../../lib/contract/api";
+import type { HealthResponse } from "../../lib/contract/api";
 import { freePort } from "../harness/ports";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
@@ -109,19 +109,17 @@ describe("alerts from real scenarios, delivered by webhook", () => {
     for (let i = 0; i < 3; i++) {
       await c.set(key, `holder-${i}-abcdef0123`, "PX", 30_000);
       await waitFor(`holder ${i} seen`, async () =>
-        (await dashboard.get<LocksResponse>("/api/locks")).locks.some(
-          (l) => l.resource === key && l.owner === `holder-${i}-abcdef0123`,
-        ),
+        (await dashboard.allLocks()).locks.some((l) => l.resource === key && l.owner === `holder-${i}-abcdef0123`),
       );
       await c.del(key);
       await waitFor(
         `holder ${i} gone`,
-        async () => !(await dashboard.get<LocksResponse>("/api/locks")).locks.some((l) => l.resource === key),
+        async () => !(await dashboard.allLocks()).locks.some((l) => l.resource === key),
       );
     }
     await c.set("alerts:lock:held-now", "x", "PX", 60_000);
     await waitFor("held lock visible", async () =>
-      (await dashboard.get<LocksResponse>("/api/locks")).locks.some((l) => l.resource === "alerts:lock:held-now"),
+      (await dashboard.allLocks()).locks.some((l) => l.resource === "alerts:lock:held-now"),
     );
 
     const res = await dashboard.request("/api/metrics");

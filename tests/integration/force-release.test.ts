@@ -18,7 +18,7 @@ afterAll(() => stopStack({ redis, dashboard, agent }));
 async function seen(resource: string) {
   let found: LocksResponse["locks"][number] | undefined;
   await waitFor(`${resource} in the dashboard`, async () => {
-    found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+    found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
     return found !== undefined;
   });
   return found!;
@@ -50,12 +50,17 @@ describe("force-release of Redis locks", () => {
     expect(plan.plan.join(" ")).toContain(`DEL ${key}`);
     expect(await c.exists(key)).toBe(1);
 
-    const res = await release(lock.id, { expectedOwner: "dead-worker-token", reason: "worker died", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "dead-worker-token",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "worker died",
+      confirm: key,
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
     // Reported by the agent as part of the release, not at its next poll.
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.resource === key)).toBe(false);
     const entries = await audit();
     expect(entries.slice(0, 2).map((e) => [e.outcome, e.dryRun, e.actor])).toEqual([
@@ -71,7 +76,12 @@ describe("force-release of Redis locks", () => {
     const lock = await seen(key);
     // Between the operator's look and the click, A's lease ends and B takes the lock.
     await c.set(key, "owner-B", "PX", 60_000);
-    const res = await release(lock.id, { expectedOwner: "owner-A", reason: "A looks stuck", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "owner-A",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "A looks stuck",
+      confirm: key,
+    });
     expect(res.status).toBe(409);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("refused-owner-changed");
     expect(await c.get(key)).toBe("owner-B");
@@ -90,7 +100,12 @@ describe("force-release of Redis locks", () => {
     const messages: string[] = [];
     await sub.subscribe(`redisson_lock__channel:{${key}}`);
     sub.on("message", (_ch, m: string) => messages.push(m));
-    const res = await release(lock.id, { expectedOwner: lock.owner, reason: "holder JVM gone", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: lock.owner,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "holder JVM gone",
+      confirm: key,
+    });
     const body = (await res.json()) as ReleaseResult;
     expect(body.outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
@@ -109,7 +124,7 @@ describe("force-release of Redis locks", () => {
     await c.zadd(`redisson_lock_timeout:{${key}}`, now - 60_000, dead, now + 300_000, alive);
     let lock = await seen(key);
     await waitFor("both waiters shown", async () => {
-      lock = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === key)!;
+      lock = (await dashboard.allLocks()).locks.find((l) => l.resource === key)!;
       return lock.waiters.length === 2;
     });
     const purge = (waiter: string) =>
@@ -132,10 +147,7 @@ describe("force-release of Redis locks", () => {
     await c.set(key, "1");
     const first = await seen(key);
     await c.del(key);
-    await waitFor(
-      "released",
-      async () => !(await dashboard.get<LocksResponse>("/api/locks")).locks.some((l) => l.resource === key),
-    );
+    await waitFor("released", async () => !(await dashboard.allLocks()).locks.some((l) => l.resource === key));
     await c.set(key, "1");
     const again = await seen(key);
     expect(again.since).not.toBe(first.since);
@@ -156,7 +168,12 @@ describe("force-release of Redis locks", () => {
     await c.set(key, "t", "PX", 60_000);
     const lock = await seen(key);
     await c.del(key);
-    const res = await release(lock.id, { expectedOwner: "t", reason: "cleanup", confirm: key });
+    const res = await release(lock.id, {
+      expectedOwner: "t",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "cleanup",
+      confirm: key,
+    });
     expect(((await res.json()) as ReleaseResult).outcome).toBe("nothing-to-do");
   });
 });
@@ -212,7 +229,12 @@ describe("who may release", () => {
     expect(cookieHeader).toMatch(/SameSite=Strict/);
     const cookie = cookieHeader.split(";")[0]!;
     const { csrfToken } = (await login.json()) as { csrfToken: string };
-    const body = JSON.stringify({ expectedOwner: "t", reason: "csrf test", confirm: key });
+    const body = JSON.stringify({
+      expectedOwner: "t",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "csrf test",
+      confirm: key,
+    });
     const post = (headers: Record<string, string>) =>
       dashboard.request(
         `/api/locks/${lock.id}/release`,

@@ -5,7 +5,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { projectRoot } from "../../lib/server/migrate";
 import { MIGRATIONS_TABLE, migratePostgres, readMigrationFiles } from "../../lib/server/pg-migrate";
-import { createTestDatabase, type TestDatabase } from "../harness/postgres";
+import { createTestDatabase, type TestDatabase } from "../harness/postgres-server";
 
 // The dashboard's own PostgreSQL migrator against the machine's PostgreSQL 15, one fresh database per test.
 const committed = path.join(projectRoot, "prisma", "postgres", "migrations");

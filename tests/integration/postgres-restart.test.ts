@@ -1,7 +1,12 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LocksResponse } from "../../lib/contract/api";
-import { createTestDatabase, startPrivatePostgres, type PrivatePostgres, type TestDatabase } from "../harness/postgres";
+import {
+  createTestDatabase,
+  startPrivatePostgres,
+  type PrivatePostgres,
+  type TestDatabase,
+} from "../harness/postgres-server";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startAgent, startDashboard, waitFor, type Dashboard, type Proc } from "../harness/stack";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HealthResponse, LocksResponse } from "../../lib/contract/api";
+import type { HealthResponse } from "../../lib/contract/api";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
 import type { RedisSources } from "../../agent/sources/redis/redis-sources";
 import { inProcessRedisSources } from "../harness/in-process-sources";
@@ -51,10 +51,10 @@ describe("a Redis Cluster through the agent process and the dashboard", () => {
     agent = startAgent(dashboard.url, { REDIS_URLS: cluster.seedUrl, COMMAND_TIMEOUT_MS: "1000" });
     const keys = await keysOnEveryMaster("agent");
     await waitFor("every lock in /api/locks", async () => {
-      const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+      const { locks } = await dashboard.allLocks();
       return [...keys.keys()].every((k) => locks.some((l) => l.resource === k));
     });
-    const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+    const { locks } = await dashboard.allLocks();
     for (const [key, master] of keys) {
       const lock = locks.find((l) => l.resource === key)!;
       expect(lock).toMatchObject({ backend: "redis", source: sourceOf(master), owner: expect.stringMatching(/^tok-/) });

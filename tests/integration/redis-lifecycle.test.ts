@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventsResponse, HealthResponse, LocksResponse } from "../../lib/contract/api";
+import type { EventsResponse, HealthResponse } from "../../lib/contract/api";
 import type { LockEventType } from "../../lib/contract/lock";
 import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { startRedis, type RedisServer } from "../harness/redis";
@@ -42,7 +42,7 @@ describe("a textbook lock through its whole life, seen by a real agent against a
 
     expect(await c.set(key, "token-A", "PX", 10_000, "NX")).toBe("OK");
     await waitForEvents(key, ["acquired"]);
-    const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+    const { locks } = await dashboard.allLocks();
     const seen = locks.find((l) => l.resource === key)!;
     expect(seen).toMatchObject({ backend: "redis", owner: "token-A", library: "generic", source: `${redis.url}/0` });
     expect(seen.ttlMs).toBeGreaterThan(5_000);
@@ -58,7 +58,7 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     expect(await release(key, "token-A")).toBe(0);
     expect(await release(key, "token-B")).toBe(1);
     await waitForEvents(key, ["acquired", "renewed", "owner-changed", "released"]);
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.find((l) => l.resource === key)).toBeUndefined();
 
     const short = `${prefix}:lock:short`;
@@ -71,7 +71,7 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     const key = `${prefix}:lock:setnx-crash`;
     await c.setnx(key, "1");
     await waitForEvents(key, ["acquired"]);
-    const lock = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === key)!;
+    const lock = (await dashboard.allLocks()).locks.find((l) => l.resource === key)!;
     expect(lock.ttlMs).toBeNull();
     expect(lock.hazards.map((h) => h.code)).toContain("no-ttl");
   });
@@ -86,10 +86,10 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     await c.set(key, Buffer.alloc(2 * 1024 * 1024, 0xfe), "PX", 30_000);
     const escapedPrefix = `${prefix}:lock:\\xff\\x00\\x0a<script>\\u{202e}`;
     await waitFor("binary lock", async () => {
-      const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+      const { locks } = await dashboard.allLocks();
       return locks.some((l) => l.resource === escapedPrefix);
     });
-    const lock = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === escapedPrefix)!;
+    const lock = (await dashboard.allLocks()).locks.find((l) => l.resource === escapedPrefix)!;
     expect(lock.owner!.length).toBeLessThan(200);
     expect(lock.owner).toMatch(/^(\\xfe)+…\(\+\d+ bytes\)$/);
     expect(lock.id).toMatch(/^[A-Za-z0-9_-]+$/);
@@ -109,7 +109,7 @@ describe("a textbook lock through its whole life, seen by a real agent against a
         return h.sources.some((s) => !s.up && (s.error ?? "").length > 0);
       });
       // Still listed while down: the dashboard shows last known state, not a release.
-      const { locks } = await dashboard.get<LocksResponse>("/api/locks");
+      const { locks } = await dashboard.allLocks();
       expect(locks.some((l) => l.resource === key)).toBe(true);
     } finally {
       redis.thaw();

@@ -3,7 +3,7 @@ import { createServer, connect, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocksResponse } from "../../lib/contract/api";
+
 import type { Lock, LockEvent, NodeStatus } from "../../lib/contract/lock";
 import type { RedisSources } from "../../agent/sources/redis/redis-sources";
 import { inProcessRedisSources } from "../harness/in-process-sources";
@@ -236,7 +236,7 @@ describe("through the agent process and the dashboard", () => {
     dashboard = await startDashboard();
     agent = startAgent(dashboard.url, { REDIS_URLS: master.url, COMMAND_TIMEOUT_MS: "500" });
     const key = `${prefix}:lock:via-agent`;
-    const find = async () => (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === key);
+    const find = async () => (await dashboard.allLocks()).locks.find((l) => l.resource === key);
     proxy.cut();
     try {
       await master.client().set(key, "tok-5", "PX", 60_000);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Redlock from "redlock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LockDetailResponse, LocksResponse } from "../../lib/contract/api";
+import type { LockDetailResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { startRedis, type RedisServer } from "../harness/redis";
@@ -58,7 +58,7 @@ async function seen(resource: string): Promise<Lock> {
   await waitFor(
     `${resource} in the dashboard`,
     async () => {
-      found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+      found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
       return found !== undefined;
     },
     { timeoutMs: 30_000 },
@@ -94,7 +94,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     expect(dry.result.perNode.map((n) => [n.node, n.outcome])).toEqual(servers.map((s) => [nodeId(s), "dry-run"]));
     expect(await onEveryNode(RELEASED)).toEqual(Array(5).fill(token));
 
-    const real = await release(lock.id, { expectedOwner: token, reason: "report job died", confirm: RELEASED });
+    const real = await release(lock.id, {
+      expectedOwner: token,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "report job died",
+      confirm: RELEASED,
+    });
     expect(real.status).toBe(200);
     expect(real.result.outcome).toBe("released");
     expect(real.result.message).toMatch(/^released on 5 of 5 nodes/);
@@ -102,7 +107,7 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     expect(await onEveryNode(RELEASED)).toEqual(Array(5).fill(null));
 
     // Reported by the agent with the release itself: no poll runs in this test after the first.
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.id === lock.id)).toBe(false);
     const detail = await dashboard.get<LockDetailResponse>(`/api/locks/${lock.id}`);
     expect(detail.events[0]).toMatchObject({
@@ -123,7 +128,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     const next = randomUUID().replace(/-/g, "");
     await Promise.all(clients.map((c) => c.set(RACED, next, "PX", LEASE_MS)));
 
-    const res = await release(lock.id, { expectedOwner: seenToken, reason: "looks stuck", confirm: RACED });
+    const res = await release(lock.id, {
+      expectedOwner: seenToken,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "looks stuck",
+      confirm: RACED,
+    });
     expect(res.status).toBe(409);
     expect(res.result.outcome).toBe("refused-owner-changed");
     expect(res.result.message).toMatch(/nothing deleted/);
@@ -144,7 +154,12 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
     let res: { status: number; result: ReleaseResult };
     const started = performance.now();
     try {
-      res = await release(lock.id, { expectedOwner: token, reason: "payout worker gone", confirm: FROZEN });
+      res = await release(lock.id, {
+        expectedOwner: token,
+        expectedFingerprint: lock.ownerFingerprint,
+        reason: "payout worker gone",
+        confirm: FROZEN,
+      });
     } finally {
       frozen.thaw();
     }
@@ -159,7 +174,7 @@ describe("force-release of a Redlock lock through the dashboard, on five real re
       outcome: "error",
       detail: expect.stringMatching(/no answer within 1000 ms; the delete may still run there/),
     });
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.some((l) => l.id === lock.id)).toBe(false);
     // Thawed, the node runs the compare-and-delete it had queued: it compares first, so only this token goes.
     await waitFor("the queued delete on the thawed node", async () => (await clients[4]!.exists(FROZEN)) === 0);

@@ -5,7 +5,7 @@ import type { LocksResponse } from "../../lib/contract/api";
 import type { ReleaseResult } from "../../lib/contract/release";
 import { scriptProcess } from "../../bench/support/processes";
 import { freePort } from "../harness/ports";
-import { createTestDatabase, type TestDatabase } from "../harness/postgres";
+import { createTestDatabase, type TestDatabase } from "../harness/postgres-server";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startAgent, startDashboard, TEST_PASSWORD, waitFor, type Dashboard, type Proc } from "../harness/stack";
 import { WebhookReceiver } from "../harness/webhook-receiver";
@@ -85,7 +85,12 @@ describe("several dashboards sharing live state through Redis", () => {
       {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ expectedOwner: "worker-7-token", reason: "worker died", confirm: lock.resource }),
+        body: JSON.stringify({
+          expectedOwner: "worker-7-token",
+          expectedFingerprint: lock.ownerFingerprint,
+          reason: "worker died",
+          confirm: lock.resource,
+        }),
       },
       "operator",
     );

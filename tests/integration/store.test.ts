@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import { openStore, type HistoryStore } from "../../lib/server/store";
-import { createTestDatabase } from "../harness/postgres";
+import { createTestDatabase } from "../harness/postgres-server";
 
 // One suite, run against each store (like node-redlock's tests): a real SQLite file, and a fresh database on the
 // machine's PostgreSQL 15, each migrated the way the dashboard migrates it at start.

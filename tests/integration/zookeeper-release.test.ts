@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type zookeeper from "node-zookeeper-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EventsResponse, LocksResponse } from "../../lib/contract/api";
+import type { EventsResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { longToHex } from "../../agent/sources/zookeeper/zk-client";
@@ -73,7 +73,7 @@ async function queue(parent: string, n: number) {
 }
 
 async function lockAt(parent: string): Promise<Lock | undefined> {
-  return (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === parent);
+  return (await dashboard.allLocks()).locks.find((l) => l.resource === parent);
 }
 
 /** The lock as the dashboard shows it, once `ready` holds for it. */
@@ -114,7 +114,12 @@ describe("force-release of ZooKeeper locks through the dashboard", () => {
     expect(plan.perNode).toEqual([{ node: nodes[0], outcome: "dry-run" }]);
     expect(await exists(a, nodes[0]!)).toBe(true);
 
-    const res = await release(lock.id, { expectedOwner: lock.owner, reason: "holder hung in GC", confirm: parent });
+    const res = await release(lock.id, {
+      expectedOwner: lock.owner,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "holder hung in GC",
+      confirm: parent,
+    });
     const body = (await res.json()) as ReleaseResult;
     expect([res.status, body.outcome]).toEqual([200, "released"]);
     expect(body.perNode).toEqual([{ node: nodes[0], outcome: "released", detail: "version 0" }]);
@@ -151,7 +156,12 @@ describe("force-release of ZooKeeper locks through the dashboard", () => {
     expect(lock.owner).toBe(base(nodes[0]!));
     // A lets go just as the operator clicks: B holds, and the release that names A must not touch B.
     await zkRemove(a, nodes[0]!);
-    const res = await release(lock.id, { expectedOwner: base(nodes[0]!), reason: "A looked stuck", confirm: parent });
+    const res = await release(lock.id, {
+      expectedOwner: base(nodes[0]!),
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "A looked stuck",
+      confirm: parent,
+    });
     expect(res.status).toBe(409);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("refused-owner-changed");
     expect(await exists(b, nodes[1]!)).toBe(true);
@@ -164,7 +174,12 @@ describe("force-release of ZooKeeper locks through the dashboard", () => {
     const parent = PARENTS.last;
     const { clients, nodes } = await queue(parent, 1);
     const lock = await seen(parent);
-    const res = await release(lock.id, { expectedOwner: lock.owner, reason: "orphaned", confirm: parent });
+    const res = await release(lock.id, {
+      expectedOwner: lock.owner,
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "orphaned",
+      confirm: parent,
+    });
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await exists(clients[0]!, nodes[0]!)).toBe(false);
     expect(await exists(clients[0]!, parent)).toBe(true);
@@ -186,6 +201,7 @@ describe("force-release of ZooKeeper locks through the dashboard", () => {
     expect(dry.plan[0]).toContain(`(version 0, session 0x0)`);
     const res = await release(lock.id, {
       expectedOwner: lock.owner,
+      expectedFingerprint: lock.ownerFingerprint,
       reason: "leaked persistent node",
       confirm: PARENTS.persistent,
     });
@@ -197,7 +213,12 @@ describe("force-release of ZooKeeper locks through the dashboard", () => {
     await zkMkdirp(c, PARENTS.jobs);
     const job = await zkCreate(c, `${PARENTS.jobs}/job-`, null, CreateMode.PERSISTENT_SEQUENTIAL);
     const jobs = await seen(PARENTS.jobs);
-    const refused = await release(jobs.id, { expectedOwner: jobs.owner, reason: "try it", confirm: PARENTS.jobs });
+    const refused = await release(jobs.id, {
+      expectedOwner: jobs.owner,
+      expectedFingerprint: jobs.ownerFingerprint,
+      reason: "try it",
+      confirm: PARENTS.jobs,
+    });
     expect(refused.status).toBe(422);
     expect(((await refused.json()) as ReleaseResult).message).toMatch(/PERSISTENT and not named by a recognised/);
     expect(await exists(c, job)).toBe(true);

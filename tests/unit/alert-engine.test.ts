@@ -9,7 +9,7 @@ import type { HistoryStore, NewAlert, OutboxItem } from "../../lib/server/store"
 /** The two narrow pieces the engine reads and writes, faked: live locks and an in-memory alert table. */
 function setup() {
   let locks: Lock[] = [];
-  const live = { locks: () => locks, sources: (): SourceStatus[] => [], lock: () => null } as unknown as LiveState;
+  const live = { rawLocks: () => locks, sources: (): SourceStatus[] => [], lock: () => null } as unknown as LiveState;
   const alerts: AlertView[] = [];
   const outbox: OutboxItem[] = [];
   const store = {

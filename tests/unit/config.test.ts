@@ -97,4 +97,13 @@ describe("dashboard configuration", () => {
   it("rejects a port out of range", () => {
     expect(configError(() => loadDashboardConfig({ ...base, PORT: "70000" })).variable).toBe("PORT");
   });
+  it("marks the session cookie Secure when PUBLIC_URL is https, unless COOKIE_SECURE says otherwise", () => {
+    expect(loadDashboardConfig(base).secureCookies).toBe(false);
+    expect(loadDashboardConfig({ ...base, PUBLIC_URL: "http://lockscope.internal" }).secureCookies).toBe(false);
+    expect(loadDashboardConfig({ ...base, PUBLIC_URL: "https://lockscope.example" }).secureCookies).toBe(true);
+    expect(
+      loadDashboardConfig({ ...base, PUBLIC_URL: "https://x.example", COOKIE_SECURE: "false" }).secureCookies,
+    ).toBe(false);
+    expect(loadDashboardConfig({ ...base, COOKIE_SECURE: "true" }).secureCookies).toBe(true);
+  });
 });

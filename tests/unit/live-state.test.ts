@@ -58,7 +58,7 @@ describe("LiveState", () => {
       sources: [],
       locks: [lock("L2", 1)],
     });
-    expect(d.removed).toEqual(["L1"]);
+    expect(d.removed.map((e) => e.lock.id)).toEqual(["L1"]);
     expect(s.locks().map((l) => l.id)).toEqual(["L2"]);
   });
 
@@ -72,5 +72,61 @@ describe("LiveState", () => {
     expect(s.locks()).toHaveLength(1);
     expect(s.sources()[0]).toMatchObject({ up: false, error: "agent a1 disconnected" });
     expect(s.agentList()[0]!.connected).toBe(false);
+  });
+
+  it("a snapshot in parts replaces the agent's locks as parts arrive and drops the rest only after the last", () => {
+    const s = new LiveState();
+    const snap = (locks: Lock[], part?: { index: number; last: boolean }) =>
+      s.applySnapshot({ agentId: "a1", agentName: "a1", version: "x", at: "", sources: [], locks, part });
+    snap([lock("L1", 1), lock("L2", 1), lock("L3", 1)]);
+    snap([lock("L2", 1)], { index: 0, last: false });
+    // Mid-snapshot nothing is dropped: the page never empties while a large snapshot streams in.
+    expect(s.locks().map((l) => l.id)).toEqual(["L1", "L2", "L3"]);
+    snap([lock("L4", 1)], { index: 1, last: false });
+    const d = snap([lock("L3", 1)], { index: 2, last: true });
+    expect(d.removed.map((e) => e.lock.id)).toEqual(["L1"]);
+    expect(
+      s
+        .locks()
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual(["L2", "L3", "L4"]);
+  });
+
+  it("groups locks by key pattern, source or library, groups with hazards first", () => {
+    let now = 10_000;
+    const s = new LiveState(() => now);
+    const hazard = { code: "no-ttl", severity: "warning" as const, message: "m" };
+    s.applySnapshot({
+      agentId: "a1",
+      agentName: "a1",
+      version: "x",
+      at: "",
+      sources: [],
+      locks: [
+        { ...lock("L1", 1), resource: "lock:order:1", since: new Date(1000).toISOString() },
+        { ...lock("L2", 1), resource: "lock:order:2", since: new Date(4000).toISOString(), hazards: [hazard] },
+        { ...lock("L3", 1), resource: "lock:user:7" },
+        { ...lock("L4", 1), resource: "lock:user:8" },
+        { ...lock("L5", 1), resource: "lock:user:9", library: "redisson" },
+      ],
+    });
+    now = 11_000;
+    expect(s.groups("pattern")).toEqual([
+      {
+        key: "lock:order:*",
+        count: 2,
+        withHazards: 1,
+        byHazard: { "no-ttl": 1 },
+        byBackend: { redis: 2 },
+        longestHoldMs: 10_000,
+      },
+      { key: "lock:user:*", count: 3, withHazards: 0, byHazard: {}, byBackend: { redis: 3 }, longestHoldMs: 11_000 },
+    ]);
+    expect(s.groups("library").map((g) => [g.key, g.count])).toEqual([
+      ["generic", 4],
+      ["redisson", 1],
+    ]);
+    expect(s.groups("source", { hazard: "any" }).map((g) => [g.key, g.count])).toEqual([["redis://127.0.0.1:1/0", 1]]);
   });
 });

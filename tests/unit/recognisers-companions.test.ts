@@ -181,6 +181,8 @@ describe("withSubscriberHint", () => {
       library: "redisson",
       rule: "redisson-semaphore-confirmed-by-waiters",
       holder: { permitsFree: 0 },
+      // the value counts free permits; it names no holder, so a change of it is not an owner change
+      owner: null,
     });
     expect(got.waiters).toHaveLength(1);
   });

@@ -79,6 +79,11 @@ describe("redis-semaphore Semaphore", () => {
           lockTimeoutMs: 10_000,
           lockTimeoutInferred: true,
         },
+        // each permit is a holder with its own lease: lockTimeout after its last acquire/refresh
+        holders: [
+          { owner: C1, ttlMs: 4_000 },
+          { owner: C2, ttlMs: 9_000 },
+        ],
       },
     },
     {
@@ -122,7 +127,11 @@ describe("redis-semaphore Semaphore", () => {
     {
       name: "only the lowest page read: default lockTimeout assumed",
       sample: zset("semaphore:pool", [[C1, NOW - 11_000]], 9_000, 500),
-      want: { holder: { permitsHeld: 500, lockTimeoutMs: 10_000, lockTimeoutInferred: false } },
+      want: {
+        holder: { permitsHeld: 500, lockTimeoutMs: 10_000, lockTimeoutInferred: false },
+        holders: [{ owner: C1, ttlMs: 0 }],
+        holdersTotal: 500,
+      },
       hazards: ["semaphore-stale-holders"],
     },
     {

@@ -349,6 +349,11 @@ describe("Redisson semaphores", () => {
           permitsWithoutLease: 1,
           nextLeaseEnds: "2024-05-01T10:00:30.000Z",
         },
+        // each leased permit is a holder: its lease ends at its score; a permit without lease never expires
+        holders: [
+          { owner: "0123456789abcdef0123456789abcdef", ttlMs: 30_000 },
+          { owner: "fedcba9876543210fedcba9876543210", ttlMs: null },
+        ],
       },
     },
     {

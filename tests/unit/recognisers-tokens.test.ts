@@ -27,7 +27,7 @@ describe("single-value string locks", () => {
     {
       name: "node-redlock hex token with a TTL",
       sample: str("invoice:42", HEX32, 4_900),
-      want: { library: "node-redlock", rule: "hex32-token-guess", owner: HEX32 },
+      want: { library: "node-redlock (single node)", rule: "hex32-token-guess", owner: HEX32 },
     },
     {
       name: "hex token without TTL cannot be node-redlock's",
@@ -71,12 +71,12 @@ describe("single-value string locks", () => {
       name: "UUIDv1 shape with a time in the far future: random hex, node-redlock guess",
       // version nibble 1 and variant 8 but time_hi 0xfff: year ~5236
       sample: str("resource", "916948a007a11fff82a3525400123456", 5_000),
-      want: { library: "node-redlock" },
+      want: { library: "node-redlock (single node)" },
     },
     {
       name: "UUIDv1 with the wrong variant nibble",
       sample: str("resource", "916948a007a111ef72a3525400123456", 5_000),
-      want: { library: "node-redlock" },
+      want: { library: "node-redlock (single node)" },
     },
 
     // go-redsync: 16 bytes in standard base64.
@@ -131,7 +131,7 @@ describe("single-value string locks", () => {
     {
       name: "redlock: prefix with a hex token is node-redlock's guess",
       sample: str("redlock:printer", HEX32, 9_000),
-      want: { library: "node-redlock" },
+      want: { library: "node-redlock (single node)" },
     },
 
     // Spring RedisLockRegistry: <registryKey>:<path> + UUIDv4 with PX.

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { fingerprintOf } from "../../agent/release/fingerprint";
 import { describe, expect, it } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import type { ReleaseCommand } from "../../lib/contract/release";
@@ -68,13 +70,10 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
     return this.cluster.nodesText();
   }
 
-  async fullString(key: Buffer) {
-    return Buffer.from(this.keys.get(key.toString()) ?? "");
-  }
-
-  async compareAndDelete(key: Buffer, token: Buffer) {
+  async compareAndDelete(key: Buffer, sha1Hex: string) {
     const k = key.toString();
-    if (this.keys.get(k) !== token.toString()) return 0;
+    const v = this.keys.get(k);
+    if (v === undefined || createHash("sha1").update(v).digest("hex") !== sha1Hex) return 0;
     this.keys.delete(k);
     return 1;
   }
@@ -263,6 +262,7 @@ describe("RedisClusterSource", () => {
       requestId: "r1",
       lockId,
       expectedOwner,
+      expectedFingerprint: fingerprintOf(Buffer.from(expectedOwner)),
       reason: "stuck",
       actor: "op",
       dryRun: false,

@@ -130,4 +130,54 @@ describe("RedisSource", () => {
     expect((await s.poll()).events).toEqual([]);
     expect(s.status().locks).toBe(0);
   });
+
+  it("a poll that read the lock before a force-release does not show it held again after the release", async () => {
+    const fake = new FakeRedis();
+    fake.keys.set("lock:stale", { value: "crashed-worker", pttl: -1 });
+    const s = source(fake);
+    await s.poll();
+    const { id, ownerFingerprint } = s.tracker.locks()[0]!;
+
+    // The next poll reads the key, then stalls (a loaded machine) while the operator's release runs.
+    const orig = fake.sample.bind(fake);
+    let resume!: () => void;
+    let stalled!: () => void;
+    const reached = new Promise<void>((r) => (stalled = r));
+    fake.sample = async (keys) => {
+      const before = await orig(keys);
+      fake.sample = orig;
+      stalled();
+      await new Promise<void>((r) => (resume = r));
+      return before;
+    };
+    const polling = s.poll();
+    await reached;
+    const writer = {
+      compareAndDelete: async (key: Buffer) => (fake.keys.delete(key.toString()) ? 1 : 0),
+      purgeFairWaiter: async () => 0,
+      deleteIfHashField: async () => 0,
+    };
+    const released = await s.release(
+      {
+        requestId: "r1",
+        lockId: id,
+        expectedOwner: "crashed-worker",
+        expectedFingerprint: ownerFingerprint!,
+        dryRun: false,
+        actor: "op",
+        reason: "stuck",
+      },
+      writer,
+    );
+    expect(released.result.outcome).toBe("released");
+    expect(released.output.removed).toEqual([id]);
+    resume();
+
+    const late = await polling;
+    expect(late.upserts.map((l) => l.id)).not.toContain(id);
+    expect(late.events.map((e) => e.type)).toEqual([]);
+    expect(s.tracker.locks()).toEqual([]);
+    // And the next poll, reading after the release, reports nothing either (no second "released").
+    expect((await s.poll()).events).toEqual([]);
+  });
 });

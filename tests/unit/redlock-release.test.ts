@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { fingerprintOf } from "../../agent/release/fingerprint";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import type { RedisReleasePort } from "../../agent/sources/redis/redis-release";
@@ -212,18 +214,13 @@ class FakeNode implements RedlockNodePort, RedisReleasePort {
     return [String(Math.floor(ms / 1000)), String((ms % 1000) * 1000)];
   }
 
-  async fullString(key: Buffer) {
-    await this.gate();
-    return this.live(key.toString())?.value ?? null;
-  }
-
-  async compareAndDelete(key: Buffer, token: Buffer) {
+  async compareAndDelete(key: Buffer, sha1Hex: string) {
     await this.gate();
     this.beforeDelete?.();
     this.beforeDelete = null;
     this.writes++;
     const v = this.live(key.toString());
-    if (!v || !v.value.equals(token)) return 0;
+    if (!v || createHash("sha1").update(v.value).digest("hex") !== sha1Hex) return 0;
     this.keys.delete(key.toString());
     return 1;
   }
@@ -260,6 +257,7 @@ function setup() {
     requestId: "r1",
     lockId,
     expectedOwner: A,
+    expectedFingerprint: fingerprintOf(Buffer.from(A)),
     dryRun: false,
     actor: "ops1",
     reason: "holder crashed",

@@ -52,6 +52,17 @@ describe("LockTracker", () => {
     expect(out.upserts[0]!.ttlMs).toBe(30_000);
   });
 
+  it("tells two holdings apart that share the display owner (a value cut at 128 characters) by fingerprint", () => {
+    const t = tracker();
+    const shown = `${"x".repeat(128)}…(+40 bytes)`;
+    t.apply([obs(shown, 5000, T, { ownerFingerprint: "sha1:aaaa" })], []);
+    const out = t.apply([obs(shown, 5000, T + 1000, { ownerFingerprint: "sha1:bbbb" })], []);
+    expect(out.events[0]).toMatchObject({ type: "owner-changed", detail: { sameOwnerText: true } });
+    expect(out.upserts[0]).toMatchObject({ ownerFingerprint: "sha1:bbbb", since: new Date(T + 1000).toISOString() });
+    // A fingerprint that could not be computed this time (a refused script) proves no change.
+    expect(t.apply([obs(shown, 4000, T + 2000)], []).events).toEqual([]);
+  });
+
   it("keeps `since` across renewals and resets it on an owner change", () => {
     const t = tracker();
     t.apply([obs("a", 5000, T)], []);
@@ -105,5 +116,174 @@ describe("LockTracker", () => {
     const a = t.apply([obs("a", 5000, T)], []);
     const b = t.apply([obs("b", 5000, T + 100)], []);
     expect(a.events[0]!.id).not.toBe(b.events[0]!.id);
+  });
+});
+
+describe("LockTracker: semaphore permits are holders, not owners", () => {
+  const P1 = "1b4e28ba-2fa1-4d3b-a3f5-ef19a2b5c8e0";
+  const P2 = "9c1d0e2f-3a4b-4c5d-8e6f-7a8b9c0d77aa";
+  const P3 = "0a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d";
+  function sem(holders: Array<[string, number]>, atMs: number, extra: Partial<ObservedLock> = {}) {
+    return obs(holders[0]?.[0] ?? "", 10_000, atMs, {
+      kind: "zset",
+      library: "redis-semaphore",
+      rule: "redis-semaphore-semaphore",
+      holders: holders.map(([owner, ttlMs]) => ({ owner, ttlMs })),
+      ...extra,
+    });
+  }
+
+  it("reports each permit's acquire and release, and never an owner change when permits rotate", () => {
+    const t = tracker();
+    const first = t.apply(
+      [
+        sem(
+          [
+            [P1, 10_000],
+            [P2, 10_000],
+          ],
+          T,
+        ),
+      ],
+      [],
+    );
+    expect(first.events.map((e) => [e.type, e.owner])).toEqual([
+      ["acquired", P1],
+      ["acquired", P2],
+    ]);
+    expect(first.upserts[0]!.holders!.map((h) => h.since)).toEqual([
+      new Date(T).toISOString(),
+      new Date(T).toISOString(),
+    ]);
+    // P1 gives its permit back long before its lease ends and P3 takes a permit: the "first" holder changed
+    const out = t.apply(
+      [
+        sem(
+          [
+            [P2, 9_000],
+            [P3, 10_000],
+          ],
+          T + 1000,
+        ),
+      ],
+      [],
+    );
+    expect(out.events.map((e) => [e.type, e.owner])).toEqual([
+      ["released", P1],
+      ["acquired", P3],
+    ]);
+    expect(out.events.some((e) => e.type === "owner-changed")).toBe(false);
+    expect(out.events[0]!.detail).toMatchObject({ permit: true, heldMs: 1000 });
+    const lock = out.upserts[0]!;
+    expect(lock.holders!.map((h) => [h.owner, h.since])).toEqual([
+      [P2, new Date(T).toISOString()],
+      [P3, new Date(T + 1000).toISOString()],
+    ]);
+    expect(lock.hazards.map((h) => h.code)).not.toContain("expired-while-held");
+  });
+
+  it("a permit whose own lease ran out is expired, not taken over", () => {
+    const t = tracker();
+    t.apply(
+      [
+        sem(
+          [
+            [P1, 800],
+            [P2, 10_000],
+          ],
+          T,
+        ),
+      ],
+      [],
+    );
+    const out = t.apply(
+      [
+        sem(
+          [
+            [P2, 9_000],
+            [P3, 10_000],
+          ],
+          T + 1000,
+        ),
+      ],
+      [],
+    );
+    expect(out.events.map((e) => [e.type, e.owner])).toEqual([
+      ["expired", P1],
+      ["acquired", P3],
+    ]);
+  });
+
+  it("sends nothing while permits only count down, and a refresh is that permit's renewal", () => {
+    const t = tracker();
+    t.apply(
+      [
+        sem(
+          [
+            [P1, 10_000],
+            [P2, 10_000],
+          ],
+          T,
+        ),
+      ],
+      [],
+    );
+    expect(
+      t.apply(
+        [
+          sem(
+            [
+              [P1, 9_000],
+              [P2, 9_000],
+            ],
+            T + 1000,
+          ),
+        ],
+        [],
+      ),
+    ).toEqual({ events: [], upserts: [], removed: [] });
+    const out = t.apply(
+      [
+        sem(
+          [
+            [P1, 8_000],
+            [P2, 10_000],
+          ],
+          T + 2000,
+        ),
+      ],
+      [],
+    );
+    expect(out.events.map((e) => [e.type, e.owner])).toEqual([["renewed", P2]]);
+    expect(out.upserts).toHaveLength(1);
+  });
+
+  it("when the key goes, every permit ends by its own lease", () => {
+    const t = tracker();
+    t.apply(
+      [
+        sem(
+          [
+            [P1, 500],
+            [P2, 10_000],
+          ],
+          T,
+        ),
+      ],
+      [],
+    );
+    const out = t.apply([], [{ id: "L1", atMs: T + 1000 }]);
+    expect(out.events.map((e) => [e.type, e.owner])).toEqual([
+      ["expired", P1],
+      ["released", P2],
+    ]);
+  });
+
+  it("a partial read (more permits than read) reports no per-permit comings and goings", () => {
+    const t = tracker();
+    t.apply([sem([[P1, 10_000]], T, { holdersTotal: 500 })], []);
+    const out = t.apply([sem([[P2, 10_000]], T + 1000, { holdersTotal: 500 })], []);
+    // only what the key itself shows: its TTL was re-set (an acquire or refresh somewhere)
+    expect(out.events.map((e) => e.type)).toEqual(["renewed"]);
   });
 });

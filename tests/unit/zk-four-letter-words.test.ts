@@ -4,7 +4,10 @@ import {
   invertWchc,
   mergeWatchTables,
   parseCons,
+  parseMntrWatchCount,
   parseWchc,
+  parseWchs,
+  stickyLastOps,
   parseWchp,
   toClientWatchTable,
 } from "../../agent/sources/zookeeper/four-letter-words";
@@ -173,6 +176,62 @@ describe("fourLetterRefusal", () => {
   it("recognises the whitelist refusal for any command", () => {
     expect(fourLetterRefusal("wchp", REFUSED("wchp"))?.reason).toBe("not-whitelisted");
     expect(fourLetterRefusal("cons", WCHP)).toBeNull();
+  });
+});
+
+// ZooKeeper 3.8.0 with two sessions watching /herd's children and one exists watch (wchs counts data watches only).
+const WCHS = "1 connections watching 1 paths\nTotal watches:1\n";
+const MNTR =
+  "zk_version\t3.8.0-x, built on 2024-12-29 17:54 UTC\nzk_server_state\tstandalone\nzk_watch_count\t3\nzk_watch_bytes\t0\n";
+
+describe("wchs and mntr: the child watches the listings hide", () => {
+  it("parses wchs's total and mntr's zk_watch_count", () => {
+    expect(parseWchs(WCHS)).toEqual({ ok: true, value: { connections: 1, paths: 1, total: 1 }, skipped: 0 });
+    expect(parseMntrWatchCount(MNTR)).toEqual({ ok: true, value: 3, skipped: 0 });
+  });
+
+  it("refused, empty and malformed answers are not numbers", () => {
+    expect(parseWchs(REFUSED("wchs"))).toMatchObject({ ok: false, reason: "not-whitelisted" });
+    expect(parseWchs("")).toMatchObject({ ok: false, reason: "malformed" });
+    expect(parseWchs("Total watches:abc\n")).toMatchObject({ ok: false, reason: "malformed" });
+    expect(parseMntrWatchCount(REFUSED("mntr"))).toMatchObject({ ok: false, reason: "not-whitelisted" });
+    expect(parseMntrWatchCount("zk_watch_count\t-1\n")).toMatchObject({ ok: false, reason: "malformed" });
+  });
+
+  it("merged: the unlisted (child) watches summed over servers, and each session's last request", () => {
+    const ok = <T>(value: T) => ({ ok: true as const, value, skipped: 0 });
+    const cons = parseCons(
+      " /127.0.0.1:33924[1](queued=0,recved=3,sent=3,sid=0x100000d3f0a0001,lop=GETC,est=1796117402902,to=6000)\n\n",
+    );
+    const t = mergeWatchTables([
+      { server: "a:1", wchp: ok(new Map()), cons, wchs: parseWchs(WCHS), mntr: parseMntrWatchCount(MNTR) },
+      { server: "b:1", wchp: ok(new Map()), cons: ok([]), wchs: ok({ total: 4 }), mntr: ok(5) },
+    ]);
+    expect(t.unlistedWatches).toBe(3);
+    expect(t.lastOps.get("0x100000d3f0a0001")).toBe("GETC");
+    expect(toClientWatchTable(t, "").unlistedWatches).toBe(3);
+    const unknown = mergeWatchTables([{ server: "a:1", wchp: ok(new Map()), cons: ok([]), wchs: null, mntr: ok(5) }]);
+    expect(unknown.unlistedWatches).toBeNull();
+  });
+});
+
+describe("stickyLastOps", () => {
+  it("a ping does not hide the request seen before it; sessions gone are forgotten", () => {
+    const before = new Map([
+      ["0x1", "GETC"],
+      ["0x2", "EXIS"],
+      ["0x3", "GETC"],
+    ]);
+    const now = new Map([
+      ["0x1", "PING"],
+      ["0x2", "GETD"],
+      ["0x4", "PING"],
+    ]);
+    expect([...stickyLastOps(before, now)]).toEqual([
+      ["0x1", "GETC"],
+      ["0x2", "GETD"],
+      ["0x4", "PING"],
+    ]);
   });
 });
 

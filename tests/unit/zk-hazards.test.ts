@@ -16,7 +16,12 @@ import {
 
 const seeds = (n: number) => Array.from({ length: n }, (_, i) => node(`Lock${seq(i)}`, i));
 
-function table(byPath: Record<string, string[]>, hosts: string[] = [], complete = true): ClientWatchTable {
+function table(
+  byPath: Record<string, string[]>,
+  hosts: string[] = [],
+  complete = true,
+  extra: Partial<ClientWatchTable> = {},
+): ClientWatchTable {
   const bySession = new Map<string, Set<string>>();
   for (const [p, ss] of Object.entries(byPath))
     for (const s of ss) bySession.set(s, (bySession.get(s) ?? new Set()).add(p));
@@ -26,6 +31,7 @@ function table(byPath: Record<string, string[]>, hosts: string[] = [], complete 
     hosts: new Map(hosts.map((h) => [h, "127.0.0.1:1"])),
     complete,
     sessionsComplete: complete,
+    ...extra,
   };
 }
 
@@ -64,6 +70,7 @@ describe("zkHazards", () => {
     const shape = planQueue("/p", seeds(2))!;
     expect(codes(zkHazards({ shape, table: table({}, ["0x1001"]), nowMs: T0 }))).toEqual([
       "holder-session-disconnected",
+      "watch-not-visible",
     ]);
     expect(zkHazards({ shape, table: table({}, ["0x1001"], false), nowMs: T0 })).toEqual([]);
   });
@@ -142,18 +149,58 @@ describe("herd", () => {
   });
 });
 
+describe("a herd seen in the server's answers", () => {
+  const many = planQueue("/p", seeds(7))!;
+  const sessions = Array.from({ length: 7 }, (_, i) => `0x${(0x1000 + i).toString(16)}`);
+  const relisting = new Map(sessions.map((s) => [s, "GETC"]));
+
+  it("waiters re-listing the parent (cons lop=GETC) with no data watch: a herd, a warning from the threshold on", () => {
+    const t = table({}, sessions, true, { lastOps: relisting, unlistedWatches: 6 });
+    const h = zkHazards({ shape: many, table: t, nowMs: T0 });
+    expect(h).toHaveLength(1);
+    expect(h[0]).toMatchObject({ code: "herd", severity: "warning" });
+    expect(h[0]!.message).toContain("last re-listed the parent (cons: lop=GETC)");
+    expect(h[0]!.message).toContain("The server holds 6 watches its listings do not show");
+  });
+
+  it("below the threshold the same evidence is information, not a warning", () => {
+    const few = planQueue("/p", seeds(3))!;
+    const t = table({}, sessions.slice(0, 3), true, { lastOps: relisting });
+    expect(zkHazards({ shape: few, table: t, nowMs: T0 })).toMatchObject([{ code: "herd", severity: "info" }]);
+  });
+
+  it("never judged from an incomplete table", () => {
+    const t = table({}, sessions, false, { lastOps: relisting });
+    expect(zkHazards({ shape: many, table: t, nowMs: T0 })).toEqual([]);
+  });
+});
+
 describe("stuckCandidates and the stuck-waiter hazard", () => {
   const shape = planQueue("/p", [node(`Lock${seq(0)}`, 0), node(`Lock${seq(2)}`, 2)])!; // Lock1 left the queue
 
-  it("a waiter still watching its gone predecessor is a candidate", () => {
-    const t = table({ "/p/Lock0000000001": ["0x1002"] });
+  it("a waiter whose session is alive and still watches its gone predecessor is a candidate", () => {
+    const t = table({ "/p/Lock0000000001": ["0x1002"] }, ["0x1000", "0x1002"]);
     expect([...stuckCandidates(shape, t)]).toEqual([
       ["/p/Lock0000000002", "still watches Lock0000000001, which no longer exists, instead of Lock0000000000"],
     ]);
   });
 
-  it("a waiter watching nothing in the lock is a candidate", () => {
-    expect([...stuckCandidates(shape, table({ "/elsewhere": ["0x1002"] })).keys()]).toEqual(["/p/Lock0000000002"]);
+  it("a waiter whose session is not connected anywhere is not a stuck waiter", () => {
+    expect(stuckCandidates(shape, table({ "/p/Lock0000000001": ["0x1002"] }, ["0x1000"])).size).toBe(0);
+  });
+
+  it("a waiter with no visible watch is not a candidate: a children watch on the parent cannot be seen", () => {
+    const t = table({ "/elsewhere": ["0x1002"] }, ["0x1000", "0x1002"]);
+    expect(stuckCandidates(shape, t).size).toBe(0);
+    const h = zkHazards({ shape, table: t, nowMs: T0 });
+    expect(h).toEqual([
+      {
+        code: "watch-not-visible",
+        severity: "info",
+        message:
+          "No data watch visible for Lock0000000002; a children watch on the parent (herd) cannot be seen in the server's watch listings.",
+      },
+    ]);
   });
 
   it("a waiter that moved on to its new predecessor is fine", () => {

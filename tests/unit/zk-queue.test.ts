@@ -3,6 +3,8 @@ import { HEX, T0, UUID, node, seq } from "./zk-fixtures";
 import { lockSchema } from "../../lib/contract/validate";
 import {
   buildZkView,
+  holderOwner,
+  holdingFingerprint,
   planCuratorSemaphore,
   planKazooSemaphore,
   planQueue,
@@ -236,5 +238,35 @@ describe("toObservedLock", () => {
     const lock = toObservedLock(planQueue("/p", [node(`Lock${seq(0)}`, 0, { session: "0x0" })])!, null, [], ctx);
     expect(lock.holder!.ephemeral).toBe(false);
     expect(lock.zookeeper!.contenders[0]!.ephemeral).toBe(false);
+  });
+});
+
+describe("single-node locks: who holds", () => {
+  const shape = (data: Buffer | null, extra: Partial<NodeSample> = {}) =>
+    planSimple("/product-lock-42", node("product-lock-42", 7, { data, dataLength: data?.length ?? 0, ...extra }));
+
+  it("the holder's name written as the node's data is the owner; otherwise the node's name", () => {
+    const cases: Array<[Buffer | null, string]> = [
+      [Buffer.from("driver-7"), "driver-7"],
+      [null, "product-lock-42"],
+      [Buffer.from([0x00, 0xff, 0x10]), "product-lock-42"],
+      [Buffer.from("line1\nline2"), "product-lock-42"],
+      [Buffer.from("   "), "product-lock-42"],
+    ];
+    for (const [data, want] of cases) {
+      const s = shape(data);
+      expect(holderOwner(s, s.contenders[0]!)).toBe(want);
+    }
+  });
+
+  it("the holding's fingerprint changes with the node's creation and session, not with its name", () => {
+    const a = shape(null, { czxid: "0x10" }).contenders[0]!;
+    const again = shape(null, { czxid: "0x10" }).contenders[0]!;
+    const recreated = shape(null, { czxid: "0x11" }).contenders[0]!;
+    expect(holdingFingerprint(a)).toMatch(/^sha1:[0-9a-f]{40}$/);
+    expect(holdingFingerprint(again)).toBe(holdingFingerprint(a));
+    expect(holdingFingerprint(recreated)).not.toBe(holdingFingerprint(a));
+    expect(holdingFingerprint({ ...a, session: "0x999" })).not.toBe(holdingFingerprint(a));
+    expect(holdingFingerprint({ ...a, czxid: undefined })).toBeUndefined();
   });
 });

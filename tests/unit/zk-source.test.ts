@@ -230,6 +230,28 @@ describe("ZookeeperSource over a fake port", () => {
     expect(zk.calls.filter((c) => c.watch && c.op === "getChildren").every((c) => !/\d{10}$/.test(c.path))).toBe(true);
   });
 
+  it("seeds' simple lock: a node gone and back between two reads is a new holding, shown by the name in its data", async () => {
+    const { zk, source } = setup({ lockPaths: ["/product-lock-42"] });
+    zk.create("/product-lock-42", { owner: "0x8", data: "driver-7" });
+    const first = await source.poll();
+    expect(first.events.map((e) => [e.type, e.owner])).toEqual([["acquired", "driver-7"]]);
+    // driver-7's process dies; its waiter re-creates the node before the next read: same name, new czxid/session
+    zk.remove("/product-lock-42");
+    zk.create("/product-lock-42", { owner: "0x9", data: "driver-9" });
+    const second = await source.poll();
+    expect(second.events.map((e) => [e.type, e.owner, e.previousOwner])).toEqual([
+      ["owner-changed", "driver-9", "driver-7"],
+    ]);
+    // the same driver again, in a new session: still a new holding, though the owner text is the same
+    zk.remove("/product-lock-42");
+    zk.create("/product-lock-42", { owner: "0xa", data: "driver-9" });
+    const third = await source.poll();
+    expect(third.events.map((e) => [e.type, e.owner])).toEqual([["owner-changed", "driver-9"]]);
+    expect(source.locks()[0]!.holder).toMatchObject({ session: "0xa" });
+    // a plain re-read of the same node is no change
+    expect((await source.poll()).events).toEqual([]);
+  });
+
   it("bounds discovery by depth and by nodes listed, and never releases what it could not reach", async () => {
     const deep = setup({ discoveryMaxDepth: 2 });
     deep.zk.create(`/a/b/c/d/Lock${seq(0)}`, { owner: "0x1" });
@@ -486,6 +508,7 @@ describe("ZookeeperSource force-release over a fake port", () => {
         requestId: "r",
         lockId: lock.id,
         expectedOwner: lock.owner!,
+        expectedFingerprint: lock.ownerFingerprint!,
         dryRun: false,
         actor: "op1",
         reason: "stuck",

@@ -12,10 +12,15 @@ export class NotificationBatcher {
     private readonly delayMs = 5,
     /** Beyond this many pending keys the rest waits for the next poll, which reads everything anyway. */
     private readonly maxPending = 10_000,
+    /** Called when a key is dropped for the bound: in track mode the next poll must then re-read everything. */
+    private readonly onOverflow?: () => void,
   ) {}
 
   add(key: Buffer): void {
-    if (this.pending.size >= this.maxPending) return;
+    if (this.pending.size >= this.maxPending && !this.pending.has(key.toString("latin1"))) {
+      this.onOverflow?.();
+      return;
+    }
     this.pending.set(key.toString("latin1"), key);
     this.schedule();
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 import { loadLua } from "./lua-scripts";
 import type { RedisReleasePort } from "./redis-release";
@@ -128,6 +129,24 @@ export class IoredisLockPort implements RedisLockPort {
     const info = await this.client.info("server");
     return parseRunId(info);
   }
+
+  async fingerprints(keys: Buffer[], maxBytes: number) {
+    if (keys.length === 0) return [];
+    const p = this.client.pipeline();
+    for (const k of keys) p.evalsha(FINGERPRINT.sha1, 1, k, maxBytes);
+    let replies = ((await p.exec()) ?? []) as Reply[];
+    if (replies.some(([err]) => err && /NOSCRIPT/.test(err.message))) {
+      // First use on this server (or after SCRIPT FLUSH / a restart): send the body once, then by digest again.
+      await this.client.script("LOAD", FINGERPRINT.lua);
+      const again = this.client.pipeline();
+      for (const k of keys) again.evalsha(FINGERPRINT.sha1, 1, k, maxBytes);
+      replies = ((await again.exec()) ?? []) as Reply[];
+    }
+    return keys.map((_, i) => {
+      const r = replies[i];
+      return r && !r[0] && typeof r[1] === "string" && /^[0-9a-f]{40}$/.test(r[1]) ? r[1] : null;
+    });
+  }
 }
 
 /** INFO sections and CLUSTER NODES on one node. */
@@ -190,6 +209,8 @@ export function parseRunId(info: string): string {
 }
 
 const COMPARE_AND_DELETE = loadLua("compare-and-delete");
+const FINGERPRINT = { ...loadLua("fingerprint"), sha1: "" };
+FINGERPRINT.sha1 = createHash("sha1").update(FINGERPRINT.lua).digest("hex");
 const DELETE_IF_HASH_FIELD = loadLua("delete-if-hash-field");
 const PURGE_FAIR_WAITER = loadLua("purge-fair-waiter");
 
@@ -197,14 +218,8 @@ const PURGE_FAIR_WAITER = loadLua("purge-fair-waiter");
 export class IoredisReleasePort implements RedisReleasePort {
   constructor(private readonly client: Redis) {}
 
-  async fullString(key: Buffer, maxBytes: number) {
-    const len = await this.client.strlen(key);
-    if (len > maxBytes) return null;
-    return this.client.getBuffer(key);
-  }
-
-  async compareAndDelete(key: Buffer, token: Buffer) {
-    return Number(await this.client.eval(COMPARE_AND_DELETE.lua, 1, key, token));
+  async compareAndDelete(key: Buffer, sha1Hex: string, maxBytes: number) {
+    return Number(await this.client.eval(COMPARE_AND_DELETE.lua, 1, key, sha1Hex, maxBytes));
   }
 
   async purgeFairWaiter(queue: Buffer, timeouts: Buffer, entry: Buffer) {

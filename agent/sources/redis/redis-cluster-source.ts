@@ -15,7 +15,7 @@
 import type { Lock, SourceStatus, NodeStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import type { TrackerOutput } from "../../core/tracker";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import { parseClusterNodes, parseRedirect, slotsContain, type ClusterNode, type SlotRange } from "./cluster-nodes";
 import { planTopology, replicaIdsOf, watchedMasters } from "./cluster-topology";
 import type { KeySample, RedisLockPort, RedisNodePort } from "./redis-port";

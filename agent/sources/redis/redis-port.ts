@@ -40,6 +40,12 @@ export interface RedisLockPort {
   numsub(channels: string[]): Promise<unknown>;
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */
   runId(): Promise<string>;
+  /**
+   * fingerprint-1.lua (read-only), pipelined: SHA-1 hex of each string's whole value, or null (not a string, longer
+   * than maxBytes, or the script refused). Only for values longer than the prefix sample() read. Optional: a port
+   * without it leaves such locks without a fingerprint (not force-releasable).
+   */
+  fingerprints?(keys: Buffer[], maxBytes: number): Promise<Array<string | null>>;
 }
 
 /** Facts about the node itself, all read-only: INFO sections and the cluster's own view of its topology. */

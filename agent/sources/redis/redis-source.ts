@@ -7,7 +7,16 @@ import { lockId } from "../../core/lock-id";
 import { compilePatterns } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
-import { MAX_RELEASE_VALUE_BYTES, planRelease, type RedisReleasePort } from "./redis-release";
+import { fingerprintHex } from "../../release/fingerprint";
+import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import {
+  MAX_RELEASE_VALUE_BYTES,
+  needsServerFingerprint,
+  planRelease,
+  sampleFingerprint,
+  type ReleasePlan,
+  type RedisReleasePort,
+} from "./redis-release";
 import {
   companionKeysFor,
   companionOwner,
@@ -20,6 +29,8 @@ import {
 import { LOCK_QUEUE, LOCK_TIMEOUT, prefixName } from "./recognisers/redisson-names";
 import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
+import { DeadlineHeap } from "./deadline-heap";
+import { ServerTimeBudget } from "./server-time-budget";
 
 export interface RedisSourceOptions {
   sourceId: string;
@@ -42,6 +53,20 @@ export interface RedisSourceOptions {
   lockIdScope?: string;
   /** Adds hazards that need other nodes (a lock not yet on a replica); asked once per successful poll. */
   annotator?: LockAnnotator;
+  /** Track mode: each known lock is re-read about this often even when the server announced nothing; default 60 s. */
+  sweepMs?: number;
+  /**
+   * The watched server's time lockscope may use (SCAN steps, the sweep; in poll mode the re-reads too); shared by
+   * every reader of the node. Default: unlimited.
+   */
+  budget?: ServerTimeBudget;
+  /** Instead of `budget`: this source's own budget, as a share of one core (0.01 = 1%); 0 = unlimited. */
+  serverTimeBudgetFraction?: number;
+  /**
+   * Where changes seen between polls go (a lock re-read at its lease end). With it the source runs one timer for
+   * the earliest lease end; without it (unit tests) `refreshDue` is called by hand.
+   */
+  push?: (output: TrackerOutput) => void;
 }
 
 /**
@@ -64,7 +89,23 @@ interface KnownKey {
   type: string;
   /** The lock id, hashed once when the key is first sampled rather than on every poll. */
   id?: string;
+  /** When the key was last read (the sweep skips keys read recently). */
+  readAtMs?: number;
+  /** When its lease ends by the last read (the deadline heap's entry for it); undefined without a TTL. */
+  deadlineMs?: number;
+  /**
+   * Track mode: when a hazard that only time reveals would show (renewals stopped, held too long), so the lock is
+   * re-read then although nothing changed; also a heap entry.
+   */
+  checkAtMs?: number;
+  /** When its last renewal was seen (the renewal period, for the check above). */
+  renewedAtMs?: number;
 }
+
+export type ChangeDetection = "track" | "poll";
+
+/** Key names longer than this are re-read only when announced or at lease end (and in poll mode by the sweep). */
+export const LONG_KEY_NAME_BYTES = 4096;
 
 /**
  * Watches one Redis node. Each poll re-reads every known lock key (pipelined) and advances a paced SCAN pass that
@@ -92,6 +133,33 @@ export class RedisSource {
   private annotations: ReadonlyMap<string, readonly Hazard[]> = new Map();
   /** Set by retarget after a failover: the next poll reports keys the new node lacks as lost. */
   private failoverFrom: string | null = null;
+  /**
+   * Keys this agent force-released, with the write's sequence number. A poll or notification refresh that read a key
+   * before the release finishes after it: its sample still shows the lock, and applying it would show the lock held
+   * again (a phantom re-acquisition) until the next poll. Samples read before the release are discarded for it.
+   */
+  private readonly releasedAt = new Map<string, number>();
+  private writeSeq = 0;
+  private refreshesRunning = 0;
+  /**
+   * How changes are detected right now: "track" only while the server announces changes of the keys read (the
+   * tracking and redirect connections are both up and set); otherwise every known key is re-read each poll.
+   */
+  private detection: ChangeDetection = "poll";
+  private detectionNote: string | undefined;
+  /** Every known key must be re-read once (tracking just (re-)enabled, a FLUSHALL, a lost invalidation). */
+  private resyncPending = false;
+  /** Keys announced but not re-read yet (the read failed): the next poll reads them. */
+  private readonly dirty = new Map<string, Buffer>();
+  private readonly deadlines = new DeadlineHeap();
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private deadlineTimerAt = Infinity;
+  private dueRunning = false;
+  private closed = false;
+  private sweepIter: Iterator<KnownKey> | null = null;
+  private lastSweepMs: number | null = null;
+  private readonly budget: ServerTimeBudget;
+  private readonly sweepMs: number;
 
   constructor(
     private port: RedisLockPort,
@@ -101,6 +169,8 @@ export class RedisSource {
     this.sourceId = opts.sourceId;
     this.idScope = opts.lockIdScope ?? opts.sourceId;
     this.annotator = opts.annotator;
+    this.budget = opts.budget ?? new ServerTimeBudget(opts.serverTimeBudgetFraction ?? 0);
+    this.sweepMs = opts.sweepMs ?? 60_000;
     this.tracker = new LockTracker({
       agentId: opts.agentId,
       newId: opts.newId,
@@ -125,7 +195,31 @@ export class RedisSource {
     if (!this.up && this.error) s.error = this.error;
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    s.changeDetection = this.detection;
+    if (this.detectionNote) s.note = this.detectionNote;
     return s;
+  }
+
+  /**
+   * Tracking was (re-)enabled, or was refused or lost: in "track" mode only announced, due and swept keys are
+   * re-read; switching to it re-reads every known key once (what changed while nothing was tracked is unknown).
+   */
+  setChangeDetection(mode: ChangeDetection, note?: string): void {
+    if (mode === "track") this.resyncPending = true;
+    this.detection = mode;
+    this.detectionNote = note;
+  }
+
+  /** The server said "everything changed" (FLUSHALL, FLUSHDB: an invalidation without key names). */
+  resync(): void {
+    this.resyncPending = true;
+  }
+
+  /** Stops the lease-end timer (the source is being removed). */
+  close(): void {
+    this.closed = true;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
   }
 
   /** Connection state from the client; a poll that fails also marks the source down. */
@@ -149,25 +243,193 @@ export class RedisSource {
     this.annotator = to.annotator;
     this.annotations = new Map();
     this.cursor = "0";
+    this.resyncPending = true;
   }
 
   /** One poll. Throws nothing: a failure marks the source down and leaves the tracked state as it was. */
   async poll(): Promise<TrackerOutput> {
     const empty: TrackerOutput = { events: [], upserts: [], removed: [] };
+    let full = false;
+    let dirty: KnownKey[] = [];
     try {
       const restarted = await this.checkRunId();
-      const discovered = await this.discover();
       const failoverFrom = this.failoverFrom;
-      const out = await this.refresh([...this.known.values(), ...discovered], restarted, "poll", failoverFrom);
+      full = this.detection === "poll" || this.resyncPending || restarted || failoverFrom !== null;
+      this.resyncPending = false;
+      // Chosen before the SCAN steps: known locks come first in the budget (the sweep keeps their truth), new
+      // keys get what is left.
+      let targets: KnownKey[];
+      if (full) {
+        // Poll mode within the budget: while lockscope's recent reads cost more of the server than allowed, a
+        // poll skips the re-read and waits; a resync, a restart or a failover is read at once.
+        const forced = restarted || failoverFrom !== null || this.detection === "track";
+        targets = forced || this.budget.allows() ? this.pollTargets() : [];
+        // Announced keys not known yet (a new lock whose first read failed) are not among the known ones.
+        for (const [k, key] of this.dirty) if (!this.known.has(k)) targets.push({ key, type: "" });
+        this.dirty.clear();
+      } else {
+        dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? { key, type: "" });
+        this.dirty.clear();
+        targets = [...dirty, ...this.sweepSlice()];
+      }
+      const discovered = await this.discover();
+      const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
       this.failoverFrom = null;
       this.up = true;
       this.error = undefined;
       return out;
     } catch (err) {
+      // What this poll meant to read must still be read: a resync stays pending, announced keys stay dirty.
+      if (full && this.detection === "track") this.resyncPending = true;
+      for (const d of dirty) this.dirty.set(d.key.toString("latin1"), d.key);
       this.up = false;
       this.error = err instanceof Error ? err.message : String(err);
       return empty;
     }
+  }
+
+  /**
+   * Every known key, except that a key name over LONG_KEY_NAME_BYTES is re-sent only at the sweep's pace: a
+   * hostile 1 MB name re-sent on every poll cost the server gigabytes of traffic.
+   */
+  private pollTargets(): KnownKey[] {
+    const now = this.now();
+    const out: KnownKey[] = [];
+    for (const k of this.known.values()) {
+      if (k.key.length > LONG_KEY_NAME_BYTES && k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs) continue;
+      out.push(k);
+    }
+    return out;
+  }
+
+  /**
+   * The safety sweep: each poll takes the next share of known keys, so that each is re-read about once per
+   * sweepMs even if an invalidation was lost; keys read recently for another reason are skipped, long names too
+   * (they are re-read when announced or at lease end). Optional work: it waits while the budget is spent.
+   */
+  private sweepSlice(): KnownKey[] {
+    const now = this.now();
+    const last = this.lastSweepMs ?? now;
+    if (!this.budget.allows()) return [];
+    this.lastSweepMs = now;
+    const share = Math.ceil((this.known.size * Math.max(0, now - last)) / this.sweepMs);
+    const out: KnownKey[] = [];
+    let visited = 0;
+    let restarted = false;
+    while (visited < share && this.known.size > 0) {
+      this.sweepIter ??= this.known.values();
+      const next = this.sweepIter.next();
+      if (next.done) {
+        this.sweepIter = null;
+        if (restarted) break;
+        restarted = true;
+        continue;
+      }
+      visited++;
+      const k = next.value;
+      if (k.key.length > LONG_KEY_NAME_BYTES) continue;
+      if (k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs / 2) continue;
+      out.push(k);
+    }
+    return out;
+  }
+
+  /** When the earliest known lease ends (ms, by this source's clock), or null. */
+  nextDeadlineMs(): number | null {
+    return this.deadlines.peek();
+  }
+
+  /**
+   * Re-reads the locks whose lease should have ended by now: the server announces an expiry only when it really
+   * deletes the key, which can lag by seconds, and a direct read both proves it gone and makes the server delete it.
+   */
+  async refreshDue(): Promise<TrackerOutput> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const now = this.now();
+    const due: KnownKey[] = [];
+    for (const { atMs, key } of this.deadlines.popDue(now)) {
+      const k = this.known.get(key);
+      if (k && (k.deadlineMs === atMs || k.checkAtMs === atMs)) due.push(k);
+    }
+    if (due.length === 0) return none;
+    try {
+      return await this.refresh(due, false, "lease-end");
+    } catch {
+      for (const d of due) this.dirty.set(d.key.toString("latin1"), d.key);
+      return none;
+    }
+  }
+
+  private noteDeadline(k: KnownKey, atMs: number, pttl: number): void {
+    if (pttl < 0) {
+      k.deadlineMs = undefined;
+      return;
+    }
+    // One millisecond past the end: PTTL rounds down, and a read at the very end may still find the key.
+    const deadline = atMs + pttl + 1;
+    if (k.deadlineMs === deadline) return;
+    k.deadlineMs = deadline;
+    this.deadlines.push(deadline, k.key.toString("latin1"));
+    if (this.deadlines.size > 2 * this.known.size + 1000) {
+      this.deadlines.compact((at, key) => {
+        const k = this.known.get(key);
+        return k !== undefined && (k.deadlineMs === at || k.checkAtMs === at);
+      });
+    }
+  }
+
+  /**
+   * Track mode re-reads a quiet lock only when it changes, but some hazards appear with time alone: a watchdog
+   * renewing every P ms that stops shows as renewals-stopped after about 2P, a long hold as held-too-long. The
+   * lock is re-read once at that moment (one heap entry, like its lease end).
+   */
+  private scheduleChecks(out: TrackerOutput): void {
+    if (this.detection !== "track") return;
+    const now = this.now();
+    for (const ev of out.events) {
+      const key = this.keysById.get(ev.lockId);
+      const k = key && this.known.get(key.toString("latin1"));
+      if (!k) continue;
+      let at: number | undefined;
+      if (ev.type === "renewed") {
+        const period = k.renewedAtMs !== undefined ? now - k.renewedAtMs : undefined;
+        k.renewedAtMs = now;
+        if (period !== undefined && period > 0) at = now + 2 * period + 500;
+      } else if (ev.type === "acquired" || ev.type === "owner-changed") {
+        k.renewedAtMs = undefined;
+        const maxHold = this.opts.maxHoldMs ?? DEFAULT_HISTORY_OPTIONS.maxHoldMs;
+        if (maxHold > 0) at = now + maxHold + 1000;
+      }
+      if (at === undefined) continue;
+      k.checkAtMs = at;
+      this.deadlines.push(at, k.key.toString("latin1"));
+    }
+  }
+
+  /** One timer for the earliest lease end (only with a push target; unit tests call refreshDue themselves). */
+  private armDeadlineTimer(): void {
+    const push = this.opts.push;
+    if (!push || this.closed || this.dueRunning) return;
+    const next = this.deadlines.peek();
+    if (next === null || next >= this.deadlineTimerAt) return;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimerAt = next;
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = null;
+        this.deadlineTimerAt = Infinity;
+        this.dueRunning = true;
+        void this.refreshDue()
+          .then((out) => push(out))
+          .catch(() => undefined)
+          .finally(() => {
+            this.dueRunning = false;
+            this.armDeadlineTimer();
+          });
+      },
+      Math.max(0, next - this.now()),
+    );
+    this.deadlineTimer.unref?.();
   }
 
   private async checkRunId(): Promise<boolean> {
@@ -183,15 +445,20 @@ export class RedisSource {
     const budget = this.opts.visitBudgetPerPoll;
     let spent = this.known.size * 4;
     if (this.cursor === "0") this.passStartedMs = this.now();
+    // In track mode known keys are not re-read each poll, so they cost the visit budget nothing.
+    if (this.detection === "track") spent = 0;
+    // The server-time budget paces the pass: no step while lockscope's recent commands cost more than allowed.
+    if (!this.budget.allows()) return [];
     // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
     do {
-      const { cursor, keys } = await this.port.scan(this.cursor, this.opts.scanCount);
+      const { cursor, keys } = await this.budget.measure(() => this.port.scan(this.cursor, this.opts.scanCount));
       this.cursor = cursor;
       spent += this.opts.scanCount;
       for (const key of keys) {
         const k = key.toString("latin1");
         if (this.known.has(k) || !this.matches(k)) continue;
-        found.push({ key, type: "" });
+        // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
+        found.push({ key: Buffer.from(key), type: "" });
         // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern.
         const owner = companionOwner(key.toString("utf8"));
         const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
@@ -203,7 +470,7 @@ export class RedisSource {
         this.lastScanAt = new Date(end).toISOString();
         break;
       }
-    } while (budget === 0 || spent < budget);
+    } while ((budget === 0 || spent < budget) && this.budget.allows());
     // Two companions of one lock name the same owner: read it once.
     return [...new Map(found.map((f) => [f.key.toString("latin1"), f])).values()];
   }
@@ -226,29 +493,57 @@ export class RedisSource {
     try {
       return await this.refresh([...wanted.values()], false, "notification");
     } catch {
-      return { events: [], upserts: [], removed: [] }; // the next poll reads them anyway
+      // In poll mode the next poll reads them anyway; in track mode it reads what is marked dirty.
+      for (const w of wanted.values()) this.dirty.set(w.key.toString("latin1"), w.key);
+      return { events: [], upserts: [], removed: [] };
     }
   }
 
   private async refresh(
     all: KnownKey[],
     restarted: boolean,
-    observedBy: "poll" | "notification",
+    observedBy: "poll" | "notification" | "lease-end",
     failoverFrom: string | null = null,
+  ): Promise<TrackerOutput> {
+    this.refreshesRunning++;
+    try {
+      return await this.refreshKeys(all, restarted, observedBy, failoverFrom);
+    } finally {
+      // With no refresh in flight, no sample older than a release can arrive any more.
+      if (--this.refreshesRunning === 0) this.releasedAt.clear();
+    }
+  }
+
+  /** Whether a sample of `k` read when the write sequence was `seq` predates a force-release of that key. */
+  private releasedSince(k: string, seq: number): boolean {
+    const at = this.releasedAt.get(k);
+    return at !== undefined && at > seq;
+  }
+
+  private async refreshKeys(
+    all: KnownKey[],
+    restarted: boolean,
+    observedBy: "poll" | "notification" | "lease-end",
+    failoverFrom: string | null,
   ): Promise<TrackerOutput> {
     const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.port.sample(
-        batch.map((b) => b.key),
-        batch.map((b) => b.type || undefined),
-        this.opts.valuePreviewBytes,
+      const seq = this.writeSeq;
+      const samples = await this.budget.measure(() =>
+        this.port.sample(
+          batch.map((b) => b.key),
+          batch.map((b) => b.type || undefined),
+          this.opts.valuePreviewBytes,
+        ),
       );
       const at = this.now();
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
+        // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
+        if (this.releasedSince(k, seq)) return;
         const id = batch[j]!.id ?? this.idOf(s.key);
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
@@ -261,8 +556,13 @@ export class RedisSource {
           if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
-        this.known.set(k, { key: s.key, type: s.type, id });
-        this.keysById.set(id, s.key);
+        const entry = this.known.get(k) ?? { key: batch[j]!.key, type: s.type, id };
+        entry.type = s.type;
+        entry.id = id;
+        entry.readAtMs = at;
+        if (!this.known.has(k)) this.known.set(k, entry);
+        this.noteDeadline(entry, at, s.pttl);
+        this.keysById.set(id, entry.key);
         sampled.push({ s, text: s.key.toString("utf8"), at, id });
       });
     }
@@ -282,41 +582,91 @@ export class RedisSource {
     const companions = [...wanted];
     for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
       const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.port.sample(
-        batch.map((c) => Buffer.from(c, "utf8")),
-        [],
-        this.opts.valuePreviewBytes,
+      const samples = await this.budget.measure(() =>
+        this.port.sample(
+          batch.map((c) => Buffer.from(c, "utf8")),
+          [],
+          this.opts.valuePreviewBytes,
+        ),
       );
       samples.forEach((s, j) => related.set(batch[j]!, s));
     }
 
+    const serverSha1 = await this.serverFingerprints(locks.map((x) => x.s));
     const recognised = locks.map((x) => ({ x, rec: recognise(x.s, x.at, related) }));
     const channels = [
       ...new Set(recognised.map(({ x, rec }) => pubsubChannelFor(x.text, rec)).filter((c) => c !== null)),
     ];
     const numsub = new Map<string, number>();
     for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
-      for (const [k, v] of parsePubsubNumsub(await this.port.numsub(channels.slice(i, i + NUMSUB_BATCH))))
-        numsub.set(k, v);
+      const reply = await this.budget.measure(() => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
+      for (const [k, v] of parsePubsubNumsub(reply)) numsub.set(k, v);
     }
     const built = recognised.map(({ x, rec }) => ({
-      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id),
+      lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id, serverSha1.get(x.s.key)),
       key: x.s.key,
       observedAtMs: x.at,
     }));
     if (observedBy === "poll" && this.annotator) {
-      try {
-        this.annotations = await this.annotator.annotate(built.map(({ lock, key }) => ({ id: lock.id, key })));
-      } catch {
-        this.annotations = new Map(); // another node's trouble never fails this node's poll
+      // The annotator compares every present lock with the replicas, poll after poll. In track mode a poll re-reads
+      // only some locks, so it is given all tracked ones, and a lock whose hazards changed is re-read next poll.
+      const subjects = built.map(({ lock, key }) => ({ id: lock.id, key }));
+      if (this.detection === "track") {
+        const inBuilt = new Set(subjects.map((x) => x.id));
+        for (const k of this.known.values()) {
+          if (k.id !== undefined && !inBuilt.has(k.id) && this.tracker.has(k.id))
+            subjects.push({ id: k.id, key: k.key });
+        }
       }
+      let fresh: ReadonlyMap<string, readonly Hazard[]> = new Map();
+      try {
+        fresh = await this.annotator.annotate(subjects);
+      } catch {
+        // another node's trouble never fails this node's poll
+      }
+      if (this.detection === "track") {
+        const inBuilt = new Set(built.map((b) => b.lock.id));
+        const codes = (h: readonly Hazard[] | undefined) => (h ?? []).map((x) => x.code).join();
+        for (const id of new Set([...fresh.keys(), ...this.annotations.keys()])) {
+          const key = this.keysById.get(id);
+          if (!inBuilt.has(id) && key && codes(fresh.get(id)) !== codes(this.annotations.get(id)))
+            this.dirty.set(key.toString("latin1"), key);
+        }
+      }
+      this.annotations = fresh;
     }
     const present = built.map(({ lock, observedAtMs }) => ({ lock: this.withAnnotations(lock), observedAtMs }));
     this.tracker.drop([...folded, ...movedAway]);
     const detail: Record<string, string> = { observedBy };
     if (restarted || failoverFrom !== null) detail.reason = "server-restarted";
     if (failoverFrom !== null) detail.failoverFrom = failoverFrom;
-    return this.tracker.apply(present, gone, detail);
+    const out = this.tracker.apply(present, gone, detail);
+    this.scheduleChecks(out);
+    this.armDeadlineTimer();
+    return out;
+  }
+
+  /**
+   * SHA-1 of the whole value of string locks longer than the prefix read (rare: tokens are short), computed by the
+   * server so a value is never transferred; it is what tells two holders apart whose values share that prefix.
+   */
+  private async serverFingerprints(samples: readonly KeySample[]): Promise<Map<Buffer, string | null>> {
+    const out = new Map<Buffer, string | null>();
+    const long = samples.filter(needsServerFingerprint);
+    if (long.length === 0 || !this.port.fingerprints) return out;
+    try {
+      const port = this.port;
+      const digests = await this.budget.measure(() =>
+        port.fingerprints!(
+          long.map((x) => x.key),
+          MAX_RELEASE_VALUE_BYTES,
+        ),
+      );
+      long.forEach((x, i) => out.set(x.key, digests[i] ?? null));
+    } catch {
+      // Refused (an ACL without EVALSHA) or failed: such locks carry no fingerprint and cannot be force-released.
+    }
+    return out;
   }
 
   private idOf(key: Buffer): string {
@@ -329,73 +679,78 @@ export class RedisSource {
   }
 
   /**
-   * Force-release on the operator's explicit request: re-reads the key, checks the owner is still the one the
-   * operator saw, and deletes in one atomic compare-and-delete. Reports the removal at once as a release.
+   * Force-release on the operator's explicit request, through the one release runner: a fresh read, the owner and
+   * the exact holding (fingerprint) checked, then one atomic conditional delete. Reports the removal at once.
    */
-  async release(
-    cmd: ReleaseCommand,
-    writer: RedisReleasePort,
-  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const node = this.sourceId;
+  async release(cmd: ReleaseCommand, writer: RedisReleasePort): Promise<ReleaseRun> {
     const key = this.keysById.get(cmd.lockId);
     if (!key) {
       return {
         result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] },
-        output: none,
+        output: NO_OUTPUT,
       };
     }
     if (cmd.purgeWaiter !== undefined) return this.purgeWaiter(cmd, key, writer);
-    try {
-      const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
-      const observed = this.observe(sample!, this.now());
-      const plan = planRelease(sample!, observed.owner, observed.library, cmd, node);
-      if (plan.kind === "refuse")
-        return { result: { ...plan.result, perNode: [{ node, outcome: plan.result.outcome }] }, output: none };
-      if (cmd.dryRun) {
-        const message = "dry run: nothing deleted";
-        return {
-          result: { outcome: "dry-run", message, plan: plan.steps, perNode: [{ node, outcome: "dry-run" }] },
-          output: none,
-        };
-      }
-      let deleted = 0;
-      if (plan.kind === "string") {
-        const token = await writer.fullString(key, MAX_RELEASE_VALUE_BYTES);
-        // The Lua call compares this exact value; it must be the value the owner check above was made on.
-        const prefix = sample!.string?.prefix;
-        if (token && prefix && token.subarray(0, prefix.length).equals(prefix)) {
-          deleted = await writer.compareAndDelete(key, token);
+    return runRelease(this.releaseAdapter(key, writer), cmd);
+  }
+
+  private releaseAdapter(
+    key: Buffer,
+    writer: RedisReleasePort,
+  ): ReleaseAdapter<{ sample: KeySample; lock: ObservedLock }, Exclude<ReleasePlan, { kind: "refuse" }>> {
+    const node = this.sourceId;
+    return {
+      where: node,
+      read: async () => {
+        const [sample] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+        const sha1 = await this.serverFingerprints([sample!]);
+        const atMs = this.now();
+        return { sample: sample!, lock: this.build(sample!, recognise(sample!, atMs), atMs, undefined, sha1.get(key)) };
+      },
+      fingerprint: ({ lock }) => lock.ownerFingerprint ?? null,
+      decide: ({ sample, lock }, cmd) => {
+        const plan = planRelease(sample, lock.owner, lock.library, cmd, node);
+        if (plan.kind === "refuse") return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message };
+        return { kind: "go", plan, steps: plan.steps };
+      },
+      dryRun: () => ({ message: "nothing deleted", perNode: [{ node, outcome: "dry-run" }] }),
+      write: async (_r, plan, cmd) => {
+        const hex = fingerprintHex(cmd.expectedFingerprint ?? "");
+        let n: number;
+        if (plan.kind === "string") {
+          if (!hex) return [{ node, outcome: "refused", detail: "no exact holding to compare" }];
+          n = await writer.compareAndDelete(key, hex, MAX_RELEASE_VALUE_BYTES);
+        } else {
+          n = await writer.deleteIfHashField(key, plan.field, plan.channel, "0");
         }
-      } else {
-        deleted = await writer.deleteIfHashField(key, plan.field, plan.channel, "0");
-      }
-      if (deleted === 1) {
+        if (n === 1) return [{ node, outcome: "released" }];
+        if (n === -1) return [{ node, outcome: "refused", detail: `value over ${MAX_RELEASE_VALUE_BYTES} bytes` }];
+        // Nothing deleted: say why from a fresh look (gone, or someone else's now).
+        const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
+        const gone = after!.pttl === -2 || after!.type === "none";
+        return [{ node, outcome: gone ? "nothing-to-do" : "refused-owner-changed" }];
+      },
+      summarise: (perNode, _plan, cmd) => {
+        const r = perNode[0]!;
+        if (r.outcome === "released") return { outcome: "released", message: `released by ${cmd.actor}` };
+        if (r.outcome === "nothing-to-do")
+          return { outcome: "nothing-to-do", message: "the lock went before it could be released" };
+        if (r.outcome === "refused")
+          return { outcome: "refused", message: `nothing deleted: ${r.detail ?? "refused"}` };
+        return {
+          outcome: "refused-owner-changed",
+          message: "the holding changed just before the release: nothing deleted",
+        };
+      },
+      settle: async (perNode, _plan, cmd) => {
+        if (perNode[0]?.outcome !== "released") return null;
         const id = cmd.lockId;
+        if (this.refreshesRunning > 0) this.releasedAt.set(key.toString("latin1"), ++this.writeSeq);
         this.known.delete(key.toString("latin1"));
         this.keysById.delete(id);
-        const output = this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
-        const message = `released by ${cmd.actor}`;
-        return {
-          result: { outcome: "released", message, plan: plan.steps, perNode: [{ node, outcome: "released" }] },
-          output,
-        };
-      }
-      // Nothing deleted: tell the operator why from a fresh look (gone, or someone else's now).
-      const [after] = await this.port.sample([key], [undefined], this.opts.valuePreviewBytes);
-      const outcome = after!.pttl === -2 || after!.type === "none" ? "nothing-to-do" : "refused-owner-changed";
-      const message =
-        outcome === "nothing-to-do"
-          ? "the lock went before it could be released"
-          : "the owner changed just before the release: nothing deleted";
-      return { result: { outcome, message, plan: plan.steps, perNode: [{ node, outcome }] }, output: none };
-    } catch (err) {
-      const message = `release failed on ${node}: ${err instanceof Error ? err.message : String(err)}`;
-      return {
-        result: { outcome: "error", message, plan: [], perNode: [{ node, outcome: "error", detail: message }] },
-        output: none,
-      };
-    }
+        return this.tracker.apply([], [{ id, atMs: this.now() }], { reason: "force-released", by: cmd.actor });
+      },
+    };
   }
 
   /**
@@ -403,11 +758,7 @@ export class RedisSource {
    * operator saw, and only once its deadline has passed by the server's clock (one Lua call). The next poll shows
    * the shorter queue.
    */
-  private async purgeWaiter(
-    cmd: ReleaseCommand,
-    key: Buffer,
-    writer: RedisReleasePort,
-  ): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+  private async purgeWaiter(cmd: ReleaseCommand, key: Buffer, writer: RedisReleasePort): Promise<ReleaseRun> {
     const none: TrackerOutput = { events: [], upserts: [], removed: [] };
     const node = this.sourceId;
     const answer = (outcome: ReleaseResult["outcome"], message: string, plan: string[] = []) => ({
@@ -419,7 +770,9 @@ export class RedisSource {
     const timeoutKey = Buffer.from(prefixName(LOCK_TIMEOUT, name), "utf8");
     try {
       const [queue] = await this.port.sample([queueKey], ["list"], this.opts.valuePreviewBytes);
-      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter);
+      // The entry is named by its display text: only an entry shown whole (not cut, so the escaping is exact) can
+      // be matched to exactly one queued value.
+      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter && !isCut(cmd.purgeWaiter));
       if (!entry) return answer("nothing-to-do", "that waiter is not queued any more");
       const steps = [
         `LREM ${escapeBytes(queueKey, 200)} ${cmd.purgeWaiter} and ZREM it from ${escapeBytes(timeoutKey, 200)} on ${node}, only if its deadline has passed`,
@@ -434,23 +787,28 @@ export class RedisSource {
     }
   }
 
-  /** One key on its own (no companions or subscriber counts): enough to check its owner before a release. */
-  private observe(s: KeySample, atMs: number): ObservedLock {
-    return this.build(s, recognise(s, atMs), atMs);
-  }
-
-  private build(s: KeySample, rec: Recognition, atMs: number, id = this.idOf(s.key)): ObservedLock {
+  private build(
+    s: KeySample,
+    rec: Recognition,
+    atMs: number,
+    id = this.idOf(s.key),
+    serverSha1?: string | null,
+  ): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
+    const fingerprint = sampleFingerprint(s, rec.owner, serverSha1);
     return {
       id,
       backend: "redis",
       source: this.sourceId,
       resource: escapeBytes(s.key, 512),
       owner: rec.owner,
+      ...(fingerprint ? { ownerFingerprint: fingerprint } : {}),
       library: rec.library,
       rule: rec.rule,
       ttlMs,
       holder: rec.holder,
+      ...(rec.holders ? { holders: rec.holders } : {}),
+      ...(rec.holdersTotal !== undefined ? { holdersTotal: rec.holdersTotal } : {}),
       waiters: rec.waiters,
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,
@@ -462,4 +820,15 @@ export class RedisSource {
       agentId: this.opts.agentId,
     };
   }
+}
+
+/** escapeBytes marks a cut text with "…(+N bytes)": such a text names a prefix, not one exact value. */
+function isCut(text: string | undefined): boolean {
+  return text !== undefined && /…\(\+\d+ bytes\)$/.test(text);
+}
+
+/** The same key asked for twice in one read (announced and due at once) is read once. */
+function uniqueKeys(keys: KnownKey[]): KnownKey[] {
+  if (keys.length < 2) return keys;
+  return [...new Map(keys.map((k) => [k.key.toString("latin1"), k])).values()];
 }

@@ -6,7 +6,7 @@
 import type { Redis } from "ioredis";
 import type { Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import type { RedisTarget } from "../../config";
 import type { TrackerOutput } from "../../core/tracker";
 import { parseClusterEnabled } from "./cluster-nodes";
@@ -18,6 +18,8 @@ import { RedisClusterSource } from "./redis-cluster-source";
 import type { RedisNodePort } from "./redis-port";
 import { RedisSource } from "./redis-source";
 import { ReplicationWatcher } from "./replication-watcher";
+import { bcastPrefixes } from "./bcast-prefixes";
+import { startClientTracking, type ClientTracking } from "./client-tracking";
 
 export interface RedisSourcesOptions {
   agentId: string;
@@ -41,6 +43,12 @@ export interface RedisSourcesOptions {
   clusterRefreshMs: number;
   /** Changes seen between polls (keyspace notifications) are published through this. */
   push: (output: TrackerOutput) => void;
+  /** REDIS_CHANGE_DETECTION, per node (each cluster master on its own). Default poll. */
+  changeDetection?: "track" | "poll";
+  /** REDIS_SWEEP_MS: the safety sweep's period in track mode. */
+  sweepMs?: number;
+  /** REDIS_SERVER_TIME_BUDGET_PERCENT: share of one core of each watched node; 0 or unset = unlimited. */
+  serverTimeBudgetPercent?: number;
 }
 
 export interface RedisSources {
@@ -63,7 +71,13 @@ export function createRedisSources(targets: readonly RedisTarget[], opts: RedisS
 const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
 
 type Mode =
-  | { kind: "standalone"; source: RedisSource; watcher: ReplicationWatcher; unsubscribe: () => void }
+  | {
+      kind: "standalone";
+      source: RedisSource;
+      watcher: ReplicationWatcher;
+      unsubscribe: () => void;
+      tracking: ClientTracking | null;
+    }
   | { kind: "cluster"; cluster: RedisClusterSource };
 
 /** One configured node, whichever it turns out to be: a standalone node (master or replica) or a cluster's seed. */
@@ -140,6 +154,8 @@ class RedisTargetSource implements WatchedSource {
     if (this.mode?.kind === "standalone") {
       this.mode.watcher.close();
       this.mode.unsubscribe();
+      this.mode.tracking?.close();
+      this.mode.source.close();
     }
     this.client.disconnect();
   }
@@ -172,9 +188,61 @@ class RedisTargetSource implements WatchedSource {
       annotator: watcher,
     });
     source.setConnection(this.client.status === "ready", this.error);
-    const notifications = this.subscribe(this.target.url, this.target.db, source);
-    this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop };
-    await notifications.ready;
+    // One batcher for both announcers (keyspace notifications, tracking invalidations): a key named by both is
+    // read once. Keys beyond its bound are not dropped silently in track mode: everything is re-read once.
+    const batcher = new NotificationBatcher(
+      async (keys) => this.opts.push(await source.refreshNotified(keys)),
+      5,
+      10_000,
+      () => source.resync(),
+    );
+    const notifications = this.subscribe(this.target.url, this.target.db, source, batcher);
+    const tracking =
+      this.opts.changeDetection === "track"
+        ? this.track(source, batcher, this.target.url, this.client, this.target.id)
+        : null;
+    if (!tracking) source.setChangeDetection("poll");
+    this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop, tracking };
+    await Promise.all([notifications.ready, tracking?.ready]);
+  }
+
+  /**
+   * CLIENT TRACKING for one node (a standalone node or a cluster master) on its reading connection; its state
+   * switches the source between track and poll, logged once per change.
+   */
+  private track(
+    source: RedisSource,
+    batcher: NotificationBatcher,
+    url: string,
+    reader: Redis,
+    label: string,
+  ): ClientTracking {
+    let last = "";
+    const prefixes = bcastPrefixes(this.opts.lockPatterns);
+    return startClientTracking({
+      url,
+      reader,
+      prefixes,
+      commandTimeoutMs: this.opts.commandTimeoutMs,
+      onKeys: (keys) => keys.forEach((k) => batcher.add(k)),
+      onFlush: () => source.resync(),
+      log: (line) => this.opts.log(`${label}: ${line}`),
+      onState: (state) => {
+        if (state.live) {
+          source.setChangeDetection("track", state.note);
+          const line = `change detection: CLIENT TRACKING${prefixes.length ? ` (BCAST ${prefixes.join(", ")})` : ""}`;
+          if (line !== last) this.opts.log(`${label}: ${line}`);
+          last = line;
+          return;
+        }
+        source.setChangeDetection("poll", state.reason);
+        const line = state.refused
+          ? `${state.reason}; change detection falls back to polling within the server-time budget`
+          : `client tracking not live (${state.reason}); polling meanwhile`;
+        if (line !== last) this.opts.log(`${label}: ${line}`);
+        last = line;
+      },
+    });
   }
 
   private sourceOptions() {
@@ -187,6 +255,10 @@ class RedisTargetSource implements WatchedSource {
       valuePreviewBytes: this.opts.valuePreviewBytes,
       maxHoldMs: this.opts.maxHoldMs,
       ...(this.opts.hazardMemoryMs !== undefined ? { hazardMemoryMs: this.opts.hazardMemoryMs } : {}),
+      // Each node (each cluster master) has a budget of its own: the budget is a share of that server's core.
+      serverTimeBudgetFraction: (this.opts.serverTimeBudgetPercent ?? 0) / 100,
+      ...(this.opts.sweepMs !== undefined ? { sweepMs: this.opts.sweepMs } : {}),
+      push: this.opts.push,
     };
   }
 
@@ -196,6 +268,8 @@ class RedisTargetSource implements WatchedSource {
     const base = new URL(this.target.url);
     base.pathname = "/0";
     const baseUrl = base.toString();
+    // Each master's reading connection, for CLIENT TRACKING on it (tracking belongs to a connection).
+    const readers = new Map<string, Redis>();
     return new RedisClusterSource({
       seedId: this.target.id,
       seedNode: this.node,
@@ -212,17 +286,42 @@ class RedisTargetSource implements WatchedSource {
           commandTimeoutMs: this.opts.commandTimeoutMs,
           onStatus,
         });
+        readers.set(address, client);
         return {
           lock: new IoredisLockPort(client),
           node: new IoredisNodePort(client),
           release: new IoredisReleasePort(client),
           ready: client.connect().catch(() => undefined),
-          close: () => client.disconnect(),
+          close: () => {
+            if (readers.get(address) === client) readers.delete(address);
+            client.disconnect();
+          },
         };
       },
       watch: (address, node) =>
         this.watcher(nodeUrl(address, baseUrl, this.opts.addressMap), nodeId(address, baseUrl), node, true),
-      subscribe: (address, src) => this.subscribe(nodeUrl(address, baseUrl, this.opts.addressMap), 0, src).stop,
+      // Per master, and again for the promoted replica after a failover: notifications and client tracking.
+      subscribe: (address, src) => {
+        const url = nodeUrl(address, baseUrl, this.opts.addressMap);
+        const batcher = new NotificationBatcher(
+          async (keys) => this.opts.push(await src.refreshNotified(keys)),
+          5,
+          10_000,
+          () => src.resync(),
+        );
+        const notifications = this.subscribe(url, 0, src, batcher);
+        const reader = readers.get(address);
+        const tracking =
+          this.opts.changeDetection === "track" && reader
+            ? this.track(src, batcher, url, reader, `${redact(url)} (cluster master)`)
+            : null;
+        if (!tracking) src.setChangeDetection("poll");
+        return () => {
+          notifications.stop();
+          tracking?.close();
+          batcher.close();
+        };
+      },
     });
   }
 
@@ -253,9 +352,15 @@ class RedisTargetSource implements WatchedSource {
    * Keyspace notifications for one node: changes show in milliseconds, the poll stays the source of truth.
    * `ready` settles once subscribed (or given up); `stop` ends them.
    */
-  private subscribe(url: string, db: number, source: RedisSource): { ready: Promise<void>; stop: () => void } {
-    if (this.opts.keyspaceNotifications === "off") return { ready: Promise.resolve(), stop: () => undefined };
-    const batcher = new NotificationBatcher(async (keys) => this.opts.push(await source.refreshNotified(keys)));
+  private subscribe(
+    url: string,
+    db: number,
+    source: RedisSource,
+    shared?: NotificationBatcher,
+  ): { ready: Promise<void>; stop: () => void } {
+    if (this.opts.keyspaceNotifications === "off") return { ready: Promise.resolve(), stop: () => shared?.close() };
+    const batcher =
+      shared ?? new NotificationBatcher(async (keys) => this.opts.push(await source.refreshNotified(keys)));
     let close: (() => void) | null = null;
     let stopped = false;
     const ready = subscribeKeyspace({

@@ -1,10 +1,12 @@
 import type { Lock, SourceStatus } from "../../../lib/contract/lock";
-import type { ReleaseCommand, ReleaseNodeResult, ReleaseResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { ReleaseCommand, ReleaseNodeResult } from "../../../lib/contract/release";
+import type { WatchedSource } from "../source-port";
 import { escapeBytes } from "../../core/escape";
 import { compilePatterns } from "../../core/glob";
 import { lockId } from "../../core/lock-id";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { fingerprintHex, fingerprintOf } from "../../release/fingerprint";
+import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { previewSample } from "../redis/preview";
 import { MAX_RELEASE_VALUE_BYTES, type RedisReleasePort } from "../redis/redis-release";
 import type { KeySample } from "../redis/redis-port";
@@ -127,6 +129,17 @@ interface KeyRead {
 
 type Answer = Omit<NodeAnswer, "present" | "token" | "pttlMs" | "readAtMs">;
 
+/** A release's fresh read of one resource across the group. */
+interface GroupReading {
+  reads: Array<Outcome<KeyRead>>;
+  answers: NodeAnswer[];
+  readings: NodeReading[];
+  q: QuorumResult;
+}
+
+/** What the conditional delete on each node compares: a string's value, or a Redisson hash's holder field. */
+type GroupPlan = { kind: "string" } | { kind: "hash"; field: Buffer; channel: string };
+
 interface Memory {
   prior: PriorHold | null;
   /** Longest PTTL seen for the current owner's token: the best estimate of the duration it was set with. */
@@ -238,124 +251,136 @@ export class RedlockSource implements WatchedSource {
   }
 
   /**
-   * Force-release on an operator's request. Re-reads the key on every node and refuses unless the winning token is
-   * still the owner the operator saw; then sends the compare-and-delete to every node at once, each under its own
-   * deadline (a frozen node costs one timeout), and reports each node's answer. Nodes that looked absent or silent
-   * get the delete too: it is a no-op unless they hold the token. What changed is reported at once.
+   * Force-release on an operator's request, through the one release runner. Re-reads the key on every node and
+   * refuses unless the winning token is still the exact holding the operator saw; then sends the conditional
+   * delete to every node at once, each under its own deadline (a frozen node costs one timeout), and reports each
+   * node's answer. Nodes that looked absent or silent get the delete too: it is a no-op unless they hold the token.
    */
-  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const answer = (result: ReleaseResult, output = none) => ({ result, output });
-    const stop = (outcome: ReleaseResult["outcome"], message: string, perNode: ReleaseNodeResult[] = []) =>
-      answer({ outcome, message, plan: [], perNode });
+  async release(cmd: ReleaseCommand): Promise<ReleaseRun> {
     const key = this.keysById.get(cmd.lockId);
-    if (!key) return stop("nothing-to-do", "this agent no longer sees the lock");
-    const readOnly = this.nodes.filter((n) => !n.node.writer).map((n) => n.node.id);
-    if (readOnly.length > 0) return stop("refused", `no write access to ${readOnly.join(", ")}: nothing deleted`);
+    if (!key) {
+      const message = "this agent no longer sees the lock";
+      return { result: { outcome: "nothing-to-do", message, plan: [], perNode: [] }, output: NO_OUTPUT };
+    }
+    return runRelease(this.releaseAdapter(key), cmd);
+  }
 
+  private releaseAdapter(key: Buffer): ReleaseAdapter<GroupReading, GroupPlan> {
     const k = key.toString("latin1");
-    const reads = await this.readKey(key);
-    const nowMs = this.now();
-    const answers = this.releaseAnswers(k, reads, nowMs);
-    const readings: NodeReading[] = answers.map((a) => {
-      const r: NodeReading = { node: a.node, answered: a.answered, token: a.present ? a.token : null };
-      if (a.error !== undefined) r.error = a.error;
-      return r;
-    });
-    const mem = this.memory.get(k);
-    const q = evaluateQuorum({
-      group: this.opts.group,
-      nowMs,
-      answers,
-      prior: mem?.prior ?? null,
-      previousToken: mem?.owner ?? null,
-      knownLeaseMs: mem?.leases,
-    });
-    const decision = decideRelease({
-      expectedOwner: cmd.expectedOwner,
-      winner: q.token,
-      votes: q.view.votes,
-      needed: this.needed,
-      readings,
-    });
-    if (decision.kind === "stop") return answer(decision.result);
-
-    const at = answers.findIndex((a) => a.present && a.token === cmd.expectedOwner);
-    const read = reads[at]!;
-    const sample = read.ok ? read.value.sample : null;
-    const resource = escapeBytes(key, 200);
-    let format: { kind: "string" } | { kind: "hash"; field: Buffer; channel: string };
-    if (sample?.type === "string") {
-      if ((sample.string?.length ?? 0) > MAX_RELEASE_VALUE_BYTES) {
-        return stop("refused", `the value is over ${MAX_RELEASE_VALUE_BYTES} bytes; lockscope does not force-free it`);
-      }
-      format = { kind: "string" };
-    } else if (sample?.type === "hash" && sample.hash?.fields[0]) {
-      // Redisson's RedLock: one RLock hash per node; its own unlock publishes on the lock's channel on each node.
-      const redisson = recogniseToken(sample).library === "redisson";
-      format = {
-        kind: "hash",
-        field: sample.hash.fields[0][0],
-        channel: redisson ? `redisson_lock__channel:{${key.toString("utf8")}}` : "",
-      };
-    } else {
-      return stop("refused", `a ${sample?.type ?? "unknown"} value cannot be released safely by lockscope`);
-    }
-    const plan = releaseSteps(
-      resource,
-      this.nodes.map((n) => n.node.id),
-      cmd.expectedOwner,
-      format,
-    );
-    if (cmd.dryRun) {
-      return answer({
-        outcome: "dry-run",
-        message: `dry run: nothing deleted; ${q.view.votes} of ${q.view.nodes} nodes hold the token (${q.view.needed} needed)`,
-        plan,
-        perNode: readings.map((r) => dryRunNode(r, cmd.expectedOwner)),
-      });
-    }
-
-    let value: Buffer | null = null;
-    if (format.kind === "string") {
-      // The Lua call compares whole values; the token shown is a bounded, escaped prefix. Read the exact bytes from
-      // a node that holds it and check they are the token the operator saw.
-      value = await this.exactValue(key, answers, cmd.expectedOwner);
-      if (!value) {
-        return answer({
-          outcome: "refused-owner-changed",
-          message: "the token changed or went while it was being read: nothing deleted",
-          plan,
-          perNode: readings.map((r) => ({ node: r.node, outcome: "refused-owner-changed" })),
+    const winnerSample = (r: GroupReading): KeySample | null => {
+      const at = r.answers.findIndex((a) => a.present && a.token === r.q.token);
+      const read = at >= 0 ? r.reads[at] : undefined;
+      return read?.ok ? read.value.sample : null;
+    };
+    return {
+      where: this.opts.group,
+      read: async () => {
+        const reads = await this.readKey(key);
+        const nowMs = this.now();
+        const answers = this.releaseAnswers(k, reads, nowMs);
+        const mem = this.memory.get(k);
+        const q = evaluateQuorum({
+          group: this.opts.group,
+          nowMs,
+          answers,
+          prior: mem?.prior ?? null,
+          previousToken: mem?.owner ?? null,
+          knownLeaseMs: mem?.leases,
         });
-      }
-    }
-    const f = format;
-    const perNode = await Promise.all(
-      this.nodes.map((n) =>
-        this.deleteOn(n, key, (w) =>
-          f.kind === "string" ? w.compareAndDelete(key, value!) : w.deleteIfHashField(key, f.field, f.channel, "0"),
-        ),
-      ),
-    );
-    const { outcome, message } = aggregateRelease(perNode, this.needed);
-    const result: ReleaseResult = { outcome, message: `${message} (by ${cmd.actor})`, plan, perNode };
-    if (!perNode.some((r) => r.outcome === "released")) return answer(result);
-
-    // Keys left on nodes that did not confirm are residue of a released lock, not a quorum lost while valid.
-    const left = this.memory.get(k);
-    if (left) this.memory.set(k, { ...left, prior: null });
-    this.releasedAtMs.set(k, this.now());
-    const after = await this.readKey(key);
-    const afterMs = this.now();
-    const output = this.evaluateKey(
-      key,
-      this.releaseAnswers(k, after, afterMs),
-      after.map((r) => (r.ok ? r.value.sample : undefined)),
-      afterMs,
-      { reason: "force-released", by: cmd.actor },
-    );
-    return answer(result, this.upserts.filter(output));
+        const readings: NodeReading[] = answers.map((a) => {
+          const r: NodeReading = { node: a.node, answered: a.answered, token: a.present ? a.token : null };
+          if (a.error !== undefined) r.error = a.error;
+          return r;
+        });
+        return { reads, answers, readings, q };
+      },
+      fingerprint: (r) => {
+        const sample = winnerSample(r);
+        return sample ? tokenFingerprint(sample) : null;
+      },
+      decide: (r, cmd) => {
+        const readOnly = this.nodes.filter((n) => !n.node.writer).map((n) => n.node.id);
+        if (readOnly.length > 0)
+          return {
+            kind: "stop",
+            outcome: "refused",
+            message: `no write access to ${readOnly.join(", ")}: nothing deleted`,
+          };
+        const decision = decideRelease({
+          expectedOwner: cmd.expectedOwner,
+          winner: r.q.token,
+          votes: r.q.view.votes,
+          needed: this.needed,
+          readings: r.readings,
+        });
+        if (decision.kind === "stop") return { kind: "stop", ...decision.result };
+        const sample = winnerSample(r);
+        let format: GroupPlan;
+        if (sample?.type === "string") {
+          if ((sample.string?.length ?? 0) > MAX_RELEASE_VALUE_BYTES) {
+            const message = `the value is over ${MAX_RELEASE_VALUE_BYTES} bytes; lockscope does not force-free it`;
+            return { kind: "stop", outcome: "refused", message };
+          }
+          format = { kind: "string" };
+        } else if (sample?.type === "hash" && sample.hash?.fields[0]) {
+          // Redisson's RedLock: one RLock hash per node; its own unlock publishes on the lock's channel on each node.
+          const redisson = recogniseToken(sample).library === "redisson";
+          format = {
+            kind: "hash",
+            field: sample.hash.fields[0][0],
+            channel: redisson ? `redisson_lock__channel:{${key.toString("utf8")}}` : "",
+          };
+        } else {
+          const message = `a ${sample?.type ?? "unknown"} value cannot be released safely by lockscope`;
+          return { kind: "stop", outcome: "refused", message };
+        }
+        const steps = releaseSteps(
+          escapeBytes(key, 200),
+          this.nodes.map((n) => n.node.id),
+          cmd.expectedOwner,
+          format,
+        );
+        return { kind: "go", plan: format, steps };
+      },
+      dryRun: (r, _plan, cmd) => ({
+        message: `nothing deleted; ${r.q.view.votes} of ${r.q.view.nodes} nodes hold the token (${r.q.view.needed} needed)`,
+        perNode: r.readings.map((x) => dryRunNode(x, cmd.expectedOwner)),
+      }),
+      write: async (_r, f, cmd) => {
+        // The runner checked the fingerprint against the fresh read; each node compares it again, atomically.
+        const hex = fingerprintHex(cmd.expectedFingerprint ?? "") ?? "";
+        return Promise.all(
+          this.nodes.map((n) =>
+            this.deleteOn(n, key, (w) =>
+              f.kind === "string"
+                ? w.compareAndDelete(key, hex, MAX_RELEASE_VALUE_BYTES)
+                : w.deleteIfHashField(key, f.field, f.channel, "0"),
+            ),
+          ),
+        );
+      },
+      summarise: (perNode, _plan, cmd) => {
+        const { outcome, message } = aggregateRelease(perNode, this.needed);
+        return { outcome, message: `${message} (by ${cmd.actor})` };
+      },
+      settle: async (perNode, _plan, cmd) => {
+        if (!perNode.some((r) => r.outcome === "released")) return null;
+        // Keys left on nodes that did not confirm are residue of a released lock, not a quorum lost while valid.
+        const left = this.memory.get(k);
+        if (left) this.memory.set(k, { ...left, prior: null });
+        this.releasedAtMs.set(k, this.now());
+        const after = await this.readKey(key);
+        const afterMs = this.now();
+        const output = this.evaluateKey(
+          key,
+          this.releaseAnswers(k, after, afterMs),
+          after.map((r) => (r.ok ? r.value.sample : undefined)),
+          afterMs,
+          { reason: "force-released", by: cmd.actor },
+        );
+        return this.upserts.filter(output);
+      },
+    };
   }
 
   /** Every node's fresh read of one key, each under its own deadline (not skipped while a poll is in flight). */
@@ -392,19 +417,6 @@ export class RedlockSource implements WatchedSource {
       }
       return this.answerFor(i, k, base, r.ok ? r.value : undefined, nowMs);
     });
-  }
-
-  /** The whole value from the first node (in node order) whose copy is still the expected token. */
-  private async exactValue(key: Buffer, answers: readonly NodeAnswer[], expected: string): Promise<Buffer | null> {
-    const holders = this.nodes.filter((_, i) => answers[i]!.present && answers[i]!.token === expected);
-    const values = await Promise.all(
-      holders.map((n) => this.within(n, () => n.node.writer!.fullString(key, MAX_RELEASE_VALUE_BYTES), "no answer")),
-    );
-    for (const v of values) {
-      if (v.ok && v.value && escapeBytes(v.value.subarray(0, VALUE_BYTES), TOKEN_CHARS, v.value.length) === expected)
-        return v.value;
-    }
-    return null;
   }
 
   /** One node's conditional delete under its deadline; when nothing was deleted, a fresh look says why. */
@@ -746,6 +758,7 @@ export class RedlockSource implements WatchedSource {
       source: this.opts.group,
       resource: escapeBytes(key, 512),
       owner: q.token,
+      ...(sample && tokenFingerprint(sample) ? { ownerFingerprint: tokenFingerprint(sample)! } : {}),
       library,
       rule,
       ttlMs: q.ttlMs,
@@ -769,6 +782,16 @@ function tokenOf(s: KeySample): string | null {
     return first ? escapeBytes(first[0], TOKEN_CHARS) : null;
   }
   return null;
+}
+
+/**
+ * Lock.ownerFingerprint of the winning token: SHA-1 of a string's whole value, or of a hash's holder field. Null
+ * for a value longer than was read (its votes are told apart by prefix and length only; not force-releasable).
+ */
+function tokenFingerprint(s: KeySample): string | null {
+  if (s.string) return s.string.prefix.length >= s.string.length ? fingerprintOf(s.string.prefix) : null;
+  const field = s.hash?.fields[0]?.[0];
+  return field ? fingerprintOf(field) : null;
 }
 
 function recogniseToken(sample: KeySample | undefined): { library: string; rule: string } {

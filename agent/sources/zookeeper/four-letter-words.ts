@@ -7,6 +7,10 @@
  * - `wchc`/`wchp` list only data and exists watches. Child watches (getChildren with a watch, the herd pattern)
  *   never appear, so "watches the parent's children" is always inferred.
  * - An exists watch on a node that does not exist is listed: the trace of a waiter stuck on a gone predecessor.
+ * - `wchs`'s "Total watches" counts the same data watches only, while `mntr`'s zk_watch_count counts child watches
+ *   too (seen on 3.8.0: two getChildren watches and one exists watch gave wchs 1, zk_watch_count 3). The difference
+ *   is the number of child watches the listings hide; `cons` shows `lop=GETC` for a session whose last request
+ *   was a getChildren (what a herd waiter does after every change).
  * - Each server reports only the sessions connected to it: an ensemble must be asked server by server.
  * - A command outside `4lw.commands.whitelist` answers one line: "wchc is not executed because it is not in the
  *   whitelist."; a server not yet serving answers "This ZooKeeper instance is not currently serving requests".
@@ -14,7 +18,7 @@
 
 import type { ClientWatchTable } from "./queue";
 
-export type FourLetterWord = "wchc" | "wchp" | "cons" | "ruok";
+export type FourLetterWord = "wchc" | "wchp" | "cons" | "ruok" | "wchs" | "mntr";
 
 export type FourLetterRefusal = "not-whitelisted" | "not-serving" | "empty" | "malformed";
 
@@ -180,6 +184,58 @@ export function parseCons(text: string, truncated = false): FourLetterResult<Con
   return { ok: true, value: out, skipped };
 }
 
+/**
+ * `wchs`: a summary of the data watches on this server:
+ *
+ *   1 connections watching 1 paths
+ *   Total watches:1
+ */
+export function parseWchs(text: string): FourLetterResult<{ connections: number; paths: number; total: number }> {
+  const refused = fourLetterRefusal("wchs", text);
+  if (refused) return { ok: false, ...refused };
+  const head = /^(\d{1,12}) connections watching (\d{1,12}) paths\s*$/m.exec(text);
+  const total = /^Total watches:\s*(\d{1,12})\s*$/m.exec(text);
+  if (!head || !total) return { ok: false, reason: "malformed", message: "wchs: output not in the expected format" };
+  return {
+    ok: true,
+    value: { connections: Number(head[1]), paths: Number(head[2]), total: Number(total[1]) },
+    skipped: 0,
+  };
+}
+
+/**
+ * `mntr`: tab-separated key and value per line; only zk_watch_count is used (data and child watches together):
+ *
+ *   zk_version\t3.8.0-...
+ *   zk_watch_count\t3
+ */
+export function parseMntrWatchCount(text: string): FourLetterResult<number> {
+  const refused = fourLetterRefusal("mntr", text);
+  if (refused) return { ok: false, ...refused };
+  const m = /^zk_watch_count\t(\d{1,12})\s*$/m.exec(text);
+  if (!m) return { ok: false, reason: "malformed", message: "mntr: no zk_watch_count" };
+  return { ok: true, value: Number(m[1]), skipped: 0 };
+}
+
+/** Requests that say nothing about how a client waits: keep the one seen before them. */
+const BACKGROUND_OPS = new Set(["PING", "SESS", "NA"]);
+
+/**
+ * Each live session's last meaningful request across successive cons reads: clients ping every third of their
+ * session timeout, so a herd waiter's `lop=GETC` is overwritten by `PING` within seconds of each change. Pure.
+ */
+export function stickyLastOps(
+  previous: ReadonlyMap<string, string>,
+  current: ReadonlyMap<string, string>,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [session, op] of current) {
+    const before = previous.get(session);
+    out.set(session, BACKGROUND_OPS.has(op) && before !== undefined ? before : op);
+  }
+  return out;
+}
+
 /** Turns `wchc`'s session -> paths into `wchp`'s path -> sessions, for servers that allow only the former. */
 export function invertWchc(bySession: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
   const out = new Map<string, string[]>();
@@ -203,6 +259,13 @@ export interface WatchTable {
   complete: boolean;
   /** Every server answered cons: a session absent from hosts is not connected anywhere. */
   sessionsComplete: boolean;
+  /** session -> its last request as cons names it (GETC: getChildren, EXIS: exists, GETD: getData, ...). */
+  lastOps: Map<string, string>;
+  /**
+   * Watches the server holds but wchc/wchp never list (child watches): mntr zk_watch_count less wchs's total,
+   * summed over the servers; null unless every server answered both.
+   */
+  unlistedWatches: number | null;
   /** Why a server's table is missing, e.g. "127.0.0.1:2181: wchp is not in the server's 4lw.commands.whitelist". */
   problems: string[];
 }
@@ -213,6 +276,8 @@ export function mergeWatchTables(
     server: string;
     wchp: FourLetterResult<Map<string, string[]>> | null;
     cons: FourLetterResult<ConnectionInfo[]> | null;
+    wchs?: FourLetterResult<{ total: number }> | null;
+    mntr?: FourLetterResult<number> | null;
   }>,
 ): WatchTable {
   const table: WatchTable = {
@@ -220,9 +285,15 @@ export function mergeWatchTables(
     hosts: new Map(),
     complete: perServer.length > 0,
     sessionsComplete: perServer.length > 0,
+    lastOps: new Map(),
+    unlistedWatches: perServer.length > 0 ? 0 : null,
     problems: [],
   };
   for (const s of perServer) {
+    if (s.wchs?.ok && s.mntr?.ok && table.unlistedWatches !== null) {
+      // A watch added between the two answers can make the difference negative for a moment: never below zero.
+      table.unlistedWatches += Math.max(0, s.mntr.value - s.wchs.value.total);
+    } else table.unlistedWatches = null;
     if (s.wchp?.ok) {
       for (const [path, sessions] of s.wchp.value) {
         const set = table.byPath.get(path) ?? new Set<string>();
@@ -237,6 +308,7 @@ export function mergeWatchTables(
       for (const c of s.cons.value) {
         if (c.session)
           table.hosts.set(c.session, c.address.includes(":") ? `[${c.address}]:${c.port}` : `${c.address}:${c.port}`);
+        if (c.session && c.lastOp) table.lastOps.set(c.session, c.lastOp);
       }
     } else {
       table.sessionsComplete = false;
@@ -267,5 +339,13 @@ export function toClientWatchTable(table: WatchTable, chroot: string): ClientWat
       bySession.set(s, set);
     }
   }
-  return { byPath, bySession, hosts: table.hosts, complete: table.complete, sessionsComplete: table.sessionsComplete };
+  return {
+    byPath,
+    bySession,
+    hosts: table.hosts,
+    complete: table.complete,
+    sessionsComplete: table.sessionsComplete,
+    lastOps: table.lastOps,
+    unlistedWatches: table.unlistedWatches,
+  };
 }

@@ -2,6 +2,7 @@
  * Pure queue logic: from the nodes read under a lock parent to who holds, who waits on whom, and the contract's
  * ZkLockView and Lock. No I/O; the source reads, these functions decide.
  */
+import { fingerprintOf } from "../../release/fingerprint";
 import type { Hazard, LockHolder, Waiter, ZkContender, ZkLockView, ZkWatcher } from "../../../lib/contract/lock";
 import { escapeBytes, escapeText } from "../../core/escape";
 import { lockId } from "../../core/lock-id";
@@ -22,6 +23,8 @@ export interface NodeSample {
   /** ephemeralOwner, 0x-prefixed lowercase hex; "0x0" for a persistent node. */
   session: string;
   ctimeMs: number;
+  /** The zxid that created the node (hex), when read: tells a re-created node from the one seen before. */
+  czxid?: string;
   /** Bounded prefix of the node's data; null when the node has none. */
   data: Buffer | null;
   dataLength: number;
@@ -45,6 +48,8 @@ export interface Contender {
   ctimeMs: number;
   data: Buffer | null;
   dataLength: number;
+  /** The zxid that created the node (hex), when read. */
+  czxid?: string;
   role: "holder" | "waiter";
   /** What it waits on: a contender's `name`, or (for watches on a directory's children) that directory's path. */
   waitsFor: string | null;
@@ -107,6 +112,7 @@ function toContender(parent: string, n: NodeSample, shownName = n.name): Contend
     waitsOnChildren: false,
   };
   if (r.nameId) c.nameId = r.nameId;
+  if (n.czxid) c.czxid = n.czxid;
   return c;
 }
 
@@ -249,6 +255,7 @@ export function planKazooSemaphore(
       ctimeMs: n.ctimeMs,
       data: n.data,
       dataLength: n.dataLength,
+      ...(n.czxid ? { czxid: n.czxid } : {}),
       role: "holder",
       waitsFor: null,
       waitsForPath: null,
@@ -304,6 +311,7 @@ export function planSimple(path: string, node: NodeSample): LockShape {
         ctimeMs: node.ctimeMs,
         data: node.data,
         dataLength: node.dataLength,
+        ...(node.czxid ? { czxid: node.czxid } : {}),
         role: "holder",
         waitsFor: null,
         waitsForPath: null,
@@ -324,6 +332,10 @@ export interface ClientWatchTable {
   /** Every server answered: absence of a watch is a fact. */
   complete: boolean;
   sessionsComplete: boolean;
+  /** session -> last request (cons `lop`), when cons was read. */
+  lastOps?: ReadonlyMap<string, string>;
+  /** Child watches the listings hide (mntr zk_watch_count - wchs total); null or absent when not known. */
+  unlistedWatches?: number | null;
 }
 
 const MAX_WATCHERS_SHOWN = 200;
@@ -472,6 +484,35 @@ const KIND: Record<LockShapeKind, string> = {
   simple: "ephemeral",
 };
 
+/** Node data that reads as a holder's name: short printable UTF-8 (`driver-7`), nothing binary or multi-line. */
+function nameInData(c: Pick<Contender, "data" | "dataLength">): string | null {
+  if (!c.data || c.data.length === 0 || c.data.length !== c.dataLength || c.data.length > 128) return null;
+  const text = c.data.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(c.data) || !/^[\p{L}\p{N}\p{P}\p{S} ]+$/u.test(text)) return null;
+  return text.trim() === "" ? null : text;
+}
+
+/**
+ * Who holds, as shown: the node's name, except for single-node locks whose name is the resource itself and says
+ * nothing about the holder; where that recipe writes the holder's name as the node's data (`driver-7`), the data.
+ */
+export function holderOwner(shape: Pick<LockShape, "kind">, holder: Contender): string {
+  if (shape.kind === "simple") {
+    const named = nameInData(holder);
+    if (named !== null) return escapeText(named, NAME_CHARS);
+  }
+  return escapeText(holder.name, NAME_CHARS);
+}
+
+/**
+ * The exact holding: the node's path, its creation zxid and its session. A node deleted and created again between
+ * two reads (by the next holder) has the same name but a new czxid and session, so it is a new holding.
+ */
+export function holdingFingerprint(holder: Pick<Contender, "path" | "session" | "czxid">): string | undefined {
+  if (!holder.czxid) return undefined;
+  return fingerprintOf(holder.path, holder.czxid, holder.session);
+}
+
 /** The contract Lock for one lock path (owner = first holder's node name, waiters in queue order). */
 export function toObservedLock(
   shape: LockShape,
@@ -502,7 +543,8 @@ export function toObservedLock(
     backend: "zookeeper",
     source: ctx.sourceId,
     resource: escapeText(shape.path, 1024),
-    owner: holder ? escapeText(holder.name, NAME_CHARS) : null,
+    owner: holder ? holderOwner(shape, holder) : null,
+    ...(holder && holdingFingerprint(holder) ? { ownerFingerprint: holdingFingerprint(holder)! } : {}),
     library: shape.library,
     rule: shape.rule.slice(0, 128),
     ttlMs: null,

@@ -43,11 +43,12 @@ function duration(ms: number): string {
 }
 
 /**
- * Waiters that cannot wake up, by the server's own watch table (only when every server answered): a waiter whose
- * session still watches a node of this lock that no longer exists (its predecessor went away and it did not move
- * on to the next one; an exists watch on a gone node stays armed forever), or watches nothing in this lock at all.
- * Returns contender path -> reason. Waiters on a directory's children are never judged: child watches are not
- * listed by wchp.
+ * Waiters that cannot wake up, on behavioural evidence from the server's own watch table (only when every server
+ * answered): the waiter's session is alive (listed by cons, when cons was read) and still watches a node of this
+ * lock that no longer exists: its predecessor went away and it did not move on (an exists watch on a gone node stays
+ * armed forever, and nothing else will wake it). The source reports it only once that lasted a bound.
+ * A waiter with no visible watch is NOT a candidate: wchc/wchp never list child watches, so a waiter that watches
+ * the parent's children (the herd) looks exactly like that. See unseenWatchers. Returns contender path -> reason.
  */
 export function stuckCandidates(shape: LockShape, table: ClientWatchTable | null): Map<string, string> {
   const out = new Map<string, string>();
@@ -56,6 +57,7 @@ export function stuckCandidates(shape: LockShape, table: ClientWatchTable | null
   const dirs = new Set(shape.contenders.map((c) => dirname(c.path)));
   for (const c of shape.contenders) {
     if (c.role !== "waiter" || c.waitsOnChildren || !c.waitsForPath) continue;
+    if (table.sessionsComplete && !table.hosts.has(c.session)) continue; // a dead session: not a stuck waiter
     const watched = [...(table.bySession.get(c.session) ?? [])].filter((p) => dirs.has(dirname(p)));
     if (watched.includes(c.waitsForPath)) continue;
     const gone = watched.find((p) => !existing.has(p));
@@ -64,11 +66,36 @@ export function stuckCandidates(shape: LockShape, table: ClientWatchTable | null
         c.path,
         `still watches ${gone.slice(gone.lastIndexOf("/") + 1)}, which no longer exists, instead of ${c.waitsFor}`,
       );
-    } else if (watched.length === 0) {
-      out.set(c.path, `watches nothing in this lock: no event will wake it`);
     }
   }
   return out;
+}
+
+/** cons names getChildren (and getChildren2) GETC: a waiter re-listing the parent. */
+const LIST_OPS = new Set(["GETC", "GCH2", "LIST"]);
+
+/**
+ * Waiters whose recipe waits on a predecessor but whose session shows no data watch in this lock (only when every
+ * server answered): what is known, not a failure. `relisting` are those whose last request was a getChildren
+ * (cons `lop=GETC`): seen behaving like a herd (children watch on the parent, re-listed after each change).
+ */
+export function unseenWatchers(
+  shape: LockShape,
+  table: ClientWatchTable | null,
+): { unseen: Contender[]; relisting: Contender[] } {
+  const unseen: Contender[] = [];
+  const relisting: Contender[] = [];
+  if (!table?.complete) return { unseen, relisting };
+  const dirs = new Set(shape.contenders.map((c) => dirname(c.path)));
+  for (const c of shape.contenders) {
+    if (c.role !== "waiter" || c.waitsOnChildren || !c.waitsForPath) continue;
+    const watched = [...(table.bySession.get(c.session) ?? [])].filter((p) => dirs.has(dirname(p)));
+    if (watched.length > 0) continue;
+    const op = table.lastOps?.get(c.session);
+    if (op !== undefined && LIST_OPS.has(op)) relisting.push(c);
+    else unseen.push(c);
+  }
+  return { unseen, relisting };
 }
 
 export interface HazardInput {
@@ -117,6 +144,10 @@ export function zkHazards(input: HazardInput): Hazard[] {
 
   const herd = herdHazard(shape, table, t.herdMinWatchers);
   if (herd) hazards.push(herd);
+  else {
+    const seenHerd = relistingHerdHazard(shape, table, t.herdMinWatchers);
+    if (seenHerd) hazards.push(seenHerd);
+  }
 
   const longWaiters = waiters.filter((c) => nowMs - c.ctimeMs > t.longWaitMs);
   if (longWaiters.length > 0) {
@@ -206,6 +237,34 @@ export function herdHazard(shape: LockShape, table: ClientWatchTable | null, min
     };
   }
   return null;
+}
+
+/**
+ * What the watch listings can and cannot say about waiters with no visible data watch. Severity follows the
+ * evidence: waiters seen re-listing the parent are a herd (a warning from `min` of them, else information);
+ * waiters with no visible watch and no such evidence are only information, since a children watch cannot be seen.
+ */
+export function relistingHerdHazard(shape: LockShape, table: ClientWatchTable | null, min: number): Hazard | null {
+  const { unseen, relisting } = unseenWatchers(shape, table);
+  if (unseen.length === 0 && relisting.length === 0) return null;
+  const hidden =
+    table?.unlistedWatches !== undefined && table.unlistedWatches !== null && table.unlistedWatches > 0
+      ? ` The server holds ${table.unlistedWatches} watch${table.unlistedWatches === 1 ? "" : "es"} its listings do not show (mntr zk_watch_count less wchs's total): child watches.`
+      : "";
+  if (relisting.length > 0) {
+    return {
+      code: "herd",
+      severity: relisting.length >= min ? "warning" : "info",
+      message:
+        `${names(relisting)} ${relisting.length === 1 ? "watches" : "watch"} no node of this lock and last re-listed the parent ` +
+        `(cons: lop=GETC): a children watch on the parent, so every change wakes ${relisting.length === 1 ? "it" : "them all"} (observed).${hidden}`,
+    };
+  }
+  return {
+    code: "watch-not-visible",
+    severity: "info",
+    message: `No data watch visible for ${names(unseen)}; a children watch on the parent (herd) cannot be seen in the server's watch listings.${hidden}`,
+  };
 }
 
 /** Lock parents left empty pile up when a library never deletes them (zk-lock, kazoo): reads and memory grow. */

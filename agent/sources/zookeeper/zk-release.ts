@@ -7,7 +7,7 @@
 import type { Lock } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseOutcome } from "../../../lib/contract/release";
 import { escapeText } from "../../core/escape";
-import { decideQueue, type ClientWatchTable, type Contender, type LockShape } from "./queue";
+import { decideQueue, holderOwner, type ClientWatchTable, type Contender, type LockShape } from "./queue";
 import type { ZkStat } from "./zk-port";
 
 const NAME_CHARS = 256;
@@ -100,7 +100,8 @@ export function decideZkRelease(input: ZkReleaseInput): ZkReleaseDecision {
   const holder = releaseHolder(shape);
   if (!shape || !holder) return refuse("nothing-to-do", "no contender holds the lock now: nothing to release");
   const name = shownName(holder);
-  if (name !== cmd.expectedOwner) {
+  // The operator saw the owner as shown: the node's name, or a single-node lock's holder name from its data.
+  if (name !== cmd.expectedOwner && holderOwner(shape, holder) !== cmd.expectedOwner) {
     return refuse(
       "refused-owner-changed",
       `the holder is now ${name}, not ${escapeText(cmd.expectedOwner, NAME_CHARS)}: nothing deleted`,

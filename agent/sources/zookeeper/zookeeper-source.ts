@@ -7,17 +7,21 @@
  * (watches die with it). A lock counts as released only when a read says so (no node, or no contender left): while
  * disconnected, or when a poll fails, nothing is released and the source is reported down instead.
  */
-import type { Hazard, SourceStatus } from "../../../lib/contract/lock";
+import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import type { WatchedSource } from "../../agent";
+import type { WatchedSource } from "../source-port";
 import { lockId } from "../../core/lock-id";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import {
   invertWchc,
   mergeWatchTables,
   parseCons,
+  parseMntrWatchCount,
+  parseWchs,
   parseWchc,
   parseWchp,
+  stickyLastOps,
   toClientWatchTable,
   type FourLetterResult,
 } from "./four-letter-words";
@@ -27,8 +31,10 @@ import {
   planKazooSemaphore,
   planQueue,
   planSimple,
+  holdingFingerprint,
   toObservedLock,
   type ClientWatchTable,
+  type Contender,
   type LockShape,
   type NodeSample,
 } from "./queue";
@@ -52,6 +58,19 @@ import {
 } from "./zk-hazards";
 import type { FourLetterWordPort, ZkConnectionState, ZkDeleteResult, ZkPort, ZkStat } from "./zk-port";
 import { decideZkRelease, releaseHolder, shownName } from "./zk-release";
+
+/** A release's fresh read: the holder's contender and its Stat, or nulls when gone. */
+interface ZkReading {
+  holder: Contender | null;
+  holderStat: ZkStat | null;
+}
+
+/** The one conditional delete: the holder's node at the version just read. */
+interface ZkPlan {
+  path: string;
+  version: number;
+  holder: Contender;
+}
 
 type TargetKind = "queue" | "curator-semaphore-v2" | "kazoo-semaphore" | "simple";
 
@@ -606,7 +625,14 @@ export class ZookeeperSource implements WatchedSource {
   }
 
   private sample(name: string, data: Buffer | null, stat: ZkStat): NodeSample {
-    return { name, session: stat.ephemeralOwner, ctimeMs: stat.ctimeMs, data, dataLength: stat.dataLength };
+    return {
+      name,
+      session: stat.ephemeralOwner,
+      ctimeMs: stat.ctimeMs,
+      czxid: stat.czxid,
+      data,
+      dataLength: stat.dataLength,
+    };
   }
 
   /**
@@ -659,7 +685,13 @@ export class ZookeeperSource implements WatchedSource {
         const [wchp, cons] = await Promise.all([this.readWatches(server), this.read4(server, "cons", parseCons)]);
         if (!wchp.ok && wchp.reason === "not-whitelisted") this.refusedServers.add(id);
         else if (wchp.ok) this.refusedServers.delete(id);
-        return { server: id, wchp, cons };
+        if (!wchp.ok) return { server: id, wchp, cons };
+        // Two small answers that count the child watches wchp cannot list (the herd's children watches).
+        const [wchs, mntr] = await Promise.all([
+          this.read4(server, "wchs", (text) => parseWchs(text)),
+          this.read4(server, "mntr", (text) => parseMntrWatchCount(text)),
+        ]);
+        return { server: id, wchp, cons, wchs, mntr };
       }),
     );
     const merged = mergeWatchTables(perServer);
@@ -668,6 +700,7 @@ export class ZookeeperSource implements WatchedSource {
         `zookeeper ${this.opts.sourceId}: watches are inferred (${merged.problems.slice(0, 2).join("; ")})`,
       );
     }
+    if (this.table?.lastOps) merged.lastOps = stickyLastOps(this.table.lastOps, merged.lastOps);
     this.table = toClientWatchTable(merged, this.opts.chroot);
     this.tableReadAt = this.now();
     this.updateStuck();
@@ -682,7 +715,7 @@ export class ZookeeperSource implements WatchedSource {
 
   private async read4<T>(
     server: ZkServerAddress,
-    cmd: "wchp" | "wchc" | "cons",
+    cmd: "wchp" | "wchc" | "cons" | "wchs" | "mntr",
     parse: (text: string, truncated: boolean) => FourLetterResult<T>,
   ): Promise<FourLetterResult<T>> {
     try {
@@ -766,102 +799,109 @@ export class ZookeeperSource implements WatchedSource {
    * node only while it is the node the operator saw and still at the version just read, and reports the result at
    * once through the tracker. Runs between polls, never during one.
    */
-  release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+  release(cmd: ReleaseCommand): Promise<ReleaseRun> {
     const run = this.chain.then(() => this.releaseOnce(cmd));
     this.chain = run.catch(() => undefined);
     return run;
   }
 
-  private async releaseOnce(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
-    const answer = (
-      outcome: ReleaseResult["outcome"],
-      message: string,
-      plan: string[],
-      node: string | null,
-      output: TrackerOutput | null = null,
-      detail?: string,
-    ) => {
-      const perNode: ReleaseResult["perNode"] = node === null ? [] : [{ node, outcome }];
-      if (detail && perNode[0]) perNode[0].detail = detail;
-      return { result: { outcome, message, plan, perNode }, output: output ?? none };
-    };
+  private async releaseOnce(cmd: ReleaseCommand): Promise<ReleaseRun> {
     const t = [...this.targets.values()].find((x) => lockId("zookeeper", this.opts.sourceId, x.path) === cmd.lockId);
     const reported = t ? (this.tracker.locks().find((l) => l.id === cmd.lockId) ?? null) : null;
-    if (!t || !reported)
-      return answer("nothing-to-do", "this agent no longer sees the lock: nothing to release", [], null);
+    const stop = (outcome: ReleaseResult["outcome"], message: string): ReleaseRun => ({
+      result: { outcome, message, plan: [], perNode: [] },
+      output: NO_OUTPUT,
+    });
+    if (!t || !reported) return stop("nothing-to-do", "this agent no longer sees the lock: nothing to release");
     if (this.connection !== "connected")
-      return answer("error", `not connected to ZooKeeper (${this.connection}): nothing deleted`, [], null);
-    try {
-      // A fresh listing (cached sequential children are immutable but for their data) and a fresh Stat of the holder.
-      await this.readTarget(t, false);
-      const holder = releaseHolder(t.shape);
-      const holderStat = holder ? await this.port.exists(holder.path, false) : null;
-      const decision = decideZkRelease({
-        cmd,
-        sourceId: this.opts.sourceId,
-        reported,
-        shape: t.shape,
-        holderStat,
-        table: this.table,
-      });
-      // Whatever was decided, the fresher read goes to the view now (an owner change shows at once).
-      const seen = this.observeTarget(t, this.now());
-      if (decision.kind === "refuse")
-        return answer(decision.outcome, decision.message, decision.steps, decision.path, seen);
-      const node = decision.path;
-      if (cmd.dryRun) return answer("dry-run", "dry run: nothing deleted", decision.steps, node, seen);
-      let deleted: ZkDeleteResult;
-      try {
-        deleted = await this.port.delete(node, decision.version);
-      } catch (err) {
-        // A timed-out request may still reach the server: it can only delete this node at this version.
-        const message = `delete of ${shownName({ name: node })} failed: ${errorText(err)}; if it reached the server it deleted only this node at version ${decision.version}: check the lock`;
-        return answer("error", message, decision.steps, node, seen, message);
-      }
-      // The outcome stands whatever this re-read does: if it fails, the target stays dirty for the next poll.
-      const reread = await this.readTarget(t, false).then(
-        () => true,
-        () => false,
-      );
-      const output = reread
-        ? this.observeTarget(t, this.now(), undefined, { reason: "force-released", by: cmd.actor, via: "release" })
-        : null;
-      const merged: TrackerOutput = {
-        events: [...(seen?.events ?? []), ...(output?.events ?? [])],
-        upserts: [...(seen?.upserts ?? []), ...(output?.upserts ?? [])],
-        removed: [...(seen?.removed ?? []), ...(output?.removed ?? [])],
-      };
-      if (deleted === "deleted") {
-        const next = reread ? releaseHolder(t.shape) : null;
-        const after = !reread
-          ? "the lock will be re-read at the next poll"
-          : next
-            ? `${shownName(next)} holds now`
-            : "no one holds the lock now";
-        const message = `deleted ${shownName(holder!)} as ${cmd.actor}; ${after}`;
-        return answer("released", message, decision.steps, node, merged, `version ${decision.version}`);
-      }
-      if (deleted === "no-node")
-        return answer(
-          "nothing-to-do",
-          `${shownName(holder!)} went before it could be deleted`,
-          decision.steps,
-          node,
-          merged,
+      return stop("error", `not connected to ZooKeeper (${this.connection}): nothing deleted`);
+    return runRelease(this.releaseAdapter(t, reported), cmd);
+  }
+
+  private releaseAdapter(t: Target, reported: Lock): ReleaseAdapter<ZkReading, ZkPlan> {
+    let reread = false;
+    return {
+      where: this.opts.sourceId,
+      read: async () => {
+        // A fresh listing (cached sequential children are immutable but for their data) and a fresh Stat of the holder.
+        await this.readTarget(t, false);
+        const holder = releaseHolder(t.shape);
+        const holderStat = holder ? await this.port.exists(holder.path, false) : null;
+        return { holder, holderStat };
+      },
+      // Whatever is decided, the fresher read goes to the view now (an owner change shows at once).
+      seen: () => this.observeTarget(t, this.now()),
+      fingerprint: ({ holder, holderStat }) =>
+        (holder && holderStat
+          ? holdingFingerprint({ path: holder.path, session: holderStat.ephemeralOwner, czxid: holderStat.czxid })
+          : null) ?? null,
+      decide: (r, cmd) => {
+        const d = decideZkRelease({
+          cmd,
+          sourceId: this.opts.sourceId,
+          reported,
+          shape: t.shape,
+          holderStat: r.holderStat,
+          table: this.table,
+        });
+        if (d.kind === "refuse") {
+          const perNode = d.path === null ? [] : [{ node: d.path, outcome: d.outcome }];
+          return { kind: "stop", outcome: d.outcome, message: d.message, steps: d.steps, perNode };
+        }
+        return { kind: "go", plan: { path: d.path, version: d.version, holder: r.holder! }, steps: d.steps };
+      },
+      dryRun: (_r, plan) => ({
+        message: "nothing deleted",
+        perNode: [{ node: plan.path, outcome: "dry-run" }],
+      }),
+      write: async (_r, plan) => {
+        const deleted: ZkDeleteResult = await this.port.delete(plan.path, plan.version);
+        const outcome: ReleaseResult["outcome"] =
+          deleted === "deleted"
+            ? "released"
+            : deleted === "no-node"
+              ? "nothing-to-do"
+              : deleted === "bad-version"
+                ? "refused-owner-changed"
+                : "refused";
+        return [
+          outcome === "released"
+            ? { node: plan.path, outcome, detail: `version ${plan.version}` }
+            : { node: plan.path, outcome },
+        ];
+      },
+      settle: async (perNode, _plan, cmd) => {
+        // The outcome stands whatever this re-read does: if it fails, the target stays dirty for the next poll.
+        reread = await this.readTarget(t, false).then(
+          () => true,
+          () => false,
         );
-      if (deleted === "bad-version")
-        return answer(
-          "refused-owner-changed",
-          `${shownName(holder!)} changed (its version is no longer ${decision.version}) since it was read: nothing deleted`,
-          decision.steps,
-          node,
-          merged,
-        );
-      return answer("refused", `${shownName(holder!)} has children now: nothing deleted`, decision.steps, node, merged);
-    } catch (err) {
-      return answer("error", `release failed: ${errorText(err)}; nothing deleted`, [], null);
-    }
+        if (!reread) return null;
+        const extra: Record<string, string> =
+          perNode[0]?.outcome === "released" ? { reason: "force-released", by: cmd.actor, via: "release" } : {};
+        return this.observeTarget(t, this.now(), undefined, extra);
+      },
+      summarise: (perNode, plan, cmd) => {
+        const name = shownName(plan.holder);
+        const outcome = perNode[0]!.outcome;
+        if (outcome === "released") {
+          const next = reread ? releaseHolder(t.shape) : null;
+          const after = !reread
+            ? "the lock will be re-read at the next poll"
+            : next
+              ? `${shownName(next)} holds now`
+              : "no one holds the lock now";
+          return { outcome, message: `deleted ${name} as ${cmd.actor}; ${after}` };
+        }
+        if (outcome === "nothing-to-do") return { outcome, message: `${name} went before it could be deleted` };
+        if (outcome === "refused-owner-changed")
+          return {
+            outcome,
+            message: `${name} changed (its version is no longer ${plan.version}) since it was read: nothing deleted`,
+          };
+        return { outcome, message: `${name} has children now: nothing deleted` };
+      },
+    };
   }
 
   /**

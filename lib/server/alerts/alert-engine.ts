@@ -53,7 +53,8 @@ export class AlertEngine {
   private async run(): Promise<AlertChanges> {
     const { live, store, rules, webhooks, publicUrl } = this.deps;
     const now = (this.deps.now ?? Date.now)();
-    const conditions = evaluateConditions(live.locks(), live.sources(), now, rules);
+    // The rules read hazards, holds and waiters, never the TTL: the stored locks, not 100,000 re-based copies.
+    const conditions = evaluateConditions(live.rawLocks(), live.sources(), now, rules);
     const open = await store.openAlerts();
     const openKeys = new Map(open.map((a) => [a.key, a]));
     const active = new Set(conditions.map((c) => c.key));

@@ -48,6 +48,14 @@ export const HAZARD_RULES: Record<string, string> = {
   "renewals-stopped": "renewals-stopped",
   "zombie-renewal": "zombie-renewal",
   "not-replicated": "not-replicated",
+  "db-idle-in-transaction": "db-idle-in-transaction",
+  "db-leaked-lock": "db-leaked-lock",
+  "db-long-wait": "waited-too-long",
+};
+
+/** Hazards of a whole source that raise an alert on the source (rule name by code). */
+export const SOURCE_HAZARD_RULES: Record<string, string> = {
+  "too-many-locks": "too-many-locks",
 };
 
 function fmt(ms: number): string {
@@ -56,7 +64,7 @@ function fmt(ms: number): string {
 
 /** Which alert conditions hold now, from the live locks and sources (pure). */
 export function evaluateConditions(
-  locks: readonly Lock[],
+  locks: Iterable<Lock>,
   sources: readonly SourceStatus[],
   nowMs: number,
   cfg: AlertRulesConfig,
@@ -101,6 +109,20 @@ export function evaluateConditions(
     }
   }
   for (const s of sources) {
+    for (const h of s.hazards ?? []) {
+      const rule = SOURCE_HAZARD_RULES[h.code];
+      if (rule) {
+        add({
+          rule,
+          severity: h.severity,
+          lockId: null,
+          backend: s.kind,
+          source: s.id,
+          resource: null,
+          message: h.message,
+        });
+      }
+    }
     if (!s.up) {
       add({
         rule: "source-down",

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { ConfigError, readString, type Env } from "../../config/env";
 import { isPasswordHash } from "./passwords";
 
@@ -93,4 +93,32 @@ export function loadAuthConfig(env: Env): AuthConfig {
     names.add(u.name);
   }
   return { users, tokens, generatedAdmin: users.length === 0 && tokens.length === 0 };
+}
+
+/**
+ * USERS_FILE may be edited while the dashboard runs: `changed` says when its modification time moved (checked by
+ * the authenticator about once a second), `reload` reads the whole user table again. Without USERS_FILE, the user
+ * table changes only with a restart.
+ */
+export function usersFileReloader(env: Env): { usersChanged: () => boolean; reloadUsers: () => User[] } | null {
+  const file = readString(env, "USERS_FILE", "");
+  if (!file) return null;
+  const stamp = () => {
+    try {
+      const st = statSync(file);
+      return `${st.mtimeMs}:${st.size}`;
+    } catch {
+      return "missing";
+    }
+  };
+  let last = stamp();
+  return {
+    usersChanged() {
+      const now = stamp();
+      if (now === last) return false;
+      last = now;
+      return true;
+    },
+    reloadUsers: () => loadAuthConfig(env).users,
+  };
 }

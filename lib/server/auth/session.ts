@@ -1,55 +1,113 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Role } from "./principals";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Role, User } from "./principals";
 
-/** What a signed-in browser carries in its cookie. */
+/**
+ * A signed-in browser's session, kept server-side (the Session table). The cookie carries only the signed id, so
+ * logout, a removed user, a changed role or a changed password take effect on the next request.
+ */
 export interface Session {
+  id: string;
   name: string;
   role: Role;
   /** Per-session CSRF token, sent back by the page in X-CSRF-Token on every state-changing request. */
   csrf: string;
-  /** Expiry, epoch ms. */
-  exp: number;
+  /** A digest of the user's password hash at sign-in: a new password (or a new one-time admin) ends the session. */
+  credential: string;
+  /** Epoch ms. */
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
+/** Where sessions are kept: the history database, so that every dashboard sharing it sees a logout. */
+export interface SessionStore {
+  createSession(s: Session): Promise<void>;
+  findSession(id: string): Promise<Session | null>;
+  revokeSession(id: string, at: number): Promise<void>;
+  /**
+   * Sessions created at or after `since` (epoch ms) that are neither revoked nor expired at `now`: the whole live
+   * set at start (since 0), then what other dashboards signed in, read about once a second.
+   */
+  sessionsCreatedSince(since: number, now: number): Promise<Session[]>;
+  /** Ids of sessions revoked at or after `since` (epoch ms): how another dashboard's logout reaches this one. */
+  sessionsRevokedSince(since: number): Promise<string[]>;
+  /** Deletes sessions that expired before `before`; returns how many. */
+  pruneSessions(before: number): Promise<number>;
 }
 
 export const SESSION_COOKIE = "lockscope_session";
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
-export function newSession(name: string, role: Role, now = Date.now()): Session {
-  return { name, role, csrf: randomBytes(18).toString("base64url"), exp: now + SESSION_TTL_MS };
+const ID = /^[A-Za-z0-9_-]{32}$/;
+
+export function credentialOf(user: Pick<User, "passwordHash">): string {
+  return createHash("sha256").update(user.passwordHash).digest("base64url");
 }
 
-/** `<payload b64url>.<HMAC-SHA256 b64url>`: stateless, so sessions survive nothing but the secret. */
-export function signSession(s: Session, secret: Buffer): string {
-  const payload = Buffer.from(JSON.stringify(s)).toString("base64url");
-  const mac = createHmac("sha256", secret).update(payload).digest("base64url");
-  return `${payload}.${mac}`;
+export function newSession(user: User, now = Date.now()): Session {
+  return {
+    id: randomBytes(24).toString("base64url"),
+    name: user.name,
+    role: user.role,
+    csrf: randomBytes(18).toString("base64url"),
+    credential: credentialOf(user),
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_MS,
+    revokedAt: null,
+  };
 }
 
-export function verifySession(cookie: string | undefined, secret: Buffer, now = Date.now()): Session | null {
-  if (!cookie || cookie.length > 4096) return null;
+/** `<session id>.<HMAC-SHA256 of the id, b64url>`: the signature keeps guessed ids from reaching the database. */
+export function signSessionId(id: string, secret: Buffer): string {
+  return `${id}.${createHmac("sha256", secret).update(id).digest("base64url")}`;
+}
+
+/** The session id of a well-signed cookie value, else null. */
+export function verifySessionId(cookie: string | undefined, secret: Buffer): string | null {
+  if (typeof cookie !== "string" || cookie.length > 200) return null;
   const dot = cookie.indexOf(".");
   if (dot <= 0) return null;
-  const payload = cookie.slice(0, dot);
+  const id = cookie.slice(0, dot);
+  if (!ID.test(id)) return null;
   const mac = Buffer.from(cookie.slice(dot + 1), "base64url");
-  const expected = createHmac("sha256", secret).update(payload).digest();
-  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return null;
-  try {
-    const s = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Session;
-    if (typeof s.exp !== "number" || s.exp < now) return null;
-    if (s.role !== "viewer" && s.role !== "operator" && s.role !== "admin") return null;
-    return s;
-  } catch {
-    return null;
-  }
+  const expected = createHmac("sha256", secret).update(id).digest();
+  return mac.length === expected.length && timingSafeEqual(mac, expected) ? id : null;
 }
 
+export type SessionCheck =
+  | { ok: true; name: string; role: Role }
+  | { ok: false; reason: "revoked" | "expired" | "unknown-user" | "credential-changed" };
+
+/**
+ * Whether a stored session still signs its browser in, against the user table as it is now: a user removed from
+ * USERS or USERS_FILE is refused, a changed role applies at once, a changed password ends the session.
+ */
+export function checkSession(s: Session, users: readonly User[], now = Date.now()): SessionCheck {
+  if (s.revokedAt !== null) return { ok: false, reason: "revoked" };
+  if (s.expiresAt <= now) return { ok: false, reason: "expired" };
+  const user = users.find((u) => u.name === s.name);
+  if (!user) return { ok: false, reason: "unknown-user" };
+  if (credentialOf(user) !== s.credential) return { ok: false, reason: "credential-changed" };
+  return { ok: true, name: user.name, role: user.role };
+}
+
+/**
+ * The Cookie header as name -> value. A value that is not valid percent-encoding is skipped, that cookie only:
+ * any site on the same host can set cookies for it, and one bad `%` must not sign anyone out or stop the server.
+ */
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (header ?? "").split(";")) {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (typeof header !== "string") return out;
+  for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
     const k = part.slice(0, eq).trim();
-    if (k) out[k] = decodeURIComponent(part.slice(eq + 1).trim());
+    if (!k || Object.hasOwn(out, k)) continue;
+    try {
+      out[k] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      // not percent-encoding: ignored
+    }
   }
   return out;
 }

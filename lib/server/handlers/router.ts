@@ -2,7 +2,7 @@ import { getSession, signIn, signOut } from "./auth-api";
 import { acknowledgeAlert, listAlerts } from "./alerts-api";
 import { listAudit } from "./audit-api";
 import { lockHistory, metrics, topHistory } from "./history-api";
-import { getLock, health, listEvents, listLocks } from "./read-api";
+import { fleet, getLock, health, listEvents, listLocks } from "./read-api";
 import { releaseLock } from "./release-api";
 import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 
@@ -39,5 +39,6 @@ export async function routeApi(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswe
   if (path === "locks") return listLocks(req, deps);
   if (parts[0] === "locks" && parts.length === 2) return getLock(req, deps, decodeURIComponent(parts[1]!));
   if (path === "events") return listEvents(req, deps);
+  if (path === "fleet") return fleet(req, deps);
   return fail(404, `no such API: ${req.url.pathname}`);
 }

@@ -12,12 +12,19 @@ import type { Recogniser } from "./types";
 
 export const RULE_NODE_REDLOCK = "hex32-token-guess";
 
+/**
+ * Seen by the Redis source, the key is read on one node on its own: node-redlock with a single client, or one
+ * node of a Redlock group nobody configured as such. Said in the label, so that nobody looks for it under the
+ * Redlock backend (which shows groups configured with REDLOCK_NODES, with their quorum).
+ */
+export const NODE_REDLOCK_SINGLE = "node-redlock (single node)";
+
 export const nodeRedlock: Recogniser = {
   name: "node-redlock",
   recognise(sample) {
     const whole = wholeString(sample);
     const t = whole ? ascii(whole, 32) : null;
     if (t === null || !isLowerHex(t, 32) || sample.pttl < 0) return null;
-    return { library: "node-redlock", rule: RULE_NODE_REDLOCK, owner: owner(whole!), holder: null, waiters: [] };
+    return { library: NODE_REDLOCK_SINGLE, rule: RULE_NODE_REDLOCK, owner: owner(whole!), holder: null, waiters: [] };
   },
 };

@@ -78,6 +78,9 @@ export function withSubscriberHint(
       next.library = "redisson";
       next.rule = RULE_SEMAPHORE_BY_WAITERS;
       next.holder = { permitsFree: free };
+      // The value is a count of free permits, not a holder: RSemaphore does not store who holds its permits, so
+      // a change of the count is permits coming and going, never a new owner.
+      next.owner = null;
       next.hazards = [...(recognition.hazards ?? []), ...overSubscribed(free)];
     }
   }

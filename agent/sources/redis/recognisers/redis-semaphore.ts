@@ -75,6 +75,18 @@ export function staleThreshold(
   return { olderThan: nowMs - lockTimeoutMs, lockTimeoutMs, inferred: false };
 }
 
+/** One permit: its lease ends lockTimeout after its last acquire/refresh (the same clock as the threshold). */
+export function permitHolding(
+  member: Buffer,
+  score: number,
+  threshold: { olderThan: number } | null,
+): { owner: string; ttlMs?: number } {
+  const ms = finiteMs(score);
+  const holding: { owner: string; ttlMs?: number } = { owner: owner(member) };
+  if (ms !== null && threshold) holding.ttlMs = Math.max(0, Math.round(ms - threshold.olderThan));
+  return holding;
+}
+
 export const redisSemaphoreSemaphore: Recogniser = {
   name: "redis-semaphore-semaphore",
   recognise(sample, keyText, nowMs, _related, hints) {
@@ -144,6 +156,9 @@ export const redisSemaphoreSemaphore: Recogniser = {
       holder,
       waiters: [],
       hazards,
+      // Each member is one permit with its own lease (score + lockTimeout), so permits come and go independently.
+      holders: z.members.map(([m, score]) => permitHolding(m, score, threshold)),
+      ...(z.members.length < z.length ? { holdersTotal: z.length } : {}),
     };
   },
 };

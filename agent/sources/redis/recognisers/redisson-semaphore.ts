@@ -102,6 +102,12 @@ export const redissonPermitExpirableSemaphore: Recogniser = {
       holder,
       waiters: [],
       hazards,
+      // Each leased permit is a holder of its own; the score is its lease's end (or "no lease").
+      holders: z.members.map(([m, score]) => {
+        const ms = score === NON_EXPIRABLE ? null : finiteMs(score);
+        return { owner: permitId(m), ttlMs: ms === null ? null : Math.max(0, Math.round(ms - nowMs)) };
+      }),
+      ...(z.members.length < z.length ? { holdersTotal: z.length } : {}),
     };
   },
 };

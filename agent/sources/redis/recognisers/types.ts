@@ -1,4 +1,4 @@
-import type { Hazard, LockHolder, Waiter } from "../../../../lib/contract/lock";
+import type { Hazard, LockHolder, LockHolding, Waiter } from "../../../../lib/contract/lock";
 import type { KeySample } from "../redis-port";
 
 /** What a recogniser makes of one key. */
@@ -10,6 +10,10 @@ export interface Recognition {
   holder: LockHolder | null;
   waiters: Waiter[];
   hazards?: Hazard[];
+  /** Formats with several holders by design (semaphore permits): each one read, with its own lease when known. */
+  holders?: LockHolding[];
+  /** The holder count when the read saw only part of them. */
+  holdersTotal?: number;
 }
 
 /**

@@ -1,0 +1,223 @@
+/**
+ * One watched MySQL or MariaDB server: each poll reads every user-level lock (GET_LOCK) with one statement and
+ * tracks them into events. The lock table is read whole, so a lock absent from a successful, untruncated read is
+ * really released; a failed or truncated read never counts as a release.
+ */
+import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
+import { escapeText } from "../../core/escape";
+import { LockTracker, type TrackerOutput } from "../../core/tracker";
+import type { DbLockSettings } from "../db-lock-settings";
+import type { WatchedSource } from "../source-port";
+import { buildMysqlModel, parseMysqlRows, type MysqlFlavour } from "./mysql-locks-model";
+import type { MysqlPort } from "./mysql-port";
+import { planMysqlRelease } from "./mysql-release";
+
+export interface MysqlSourceOptions {
+  sourceId: string;
+  agentId: string;
+  newId: () => string;
+  log: (line: string) => void;
+  settings: DbLockSettings;
+  hazardMemoryMs?: number;
+  now?: () => number;
+}
+
+const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
+
+/** The server's own error for a missing information table, turned into what an administrator must run. */
+export function explainMysqlError(flavour: MysqlFlavour | null, err: unknown): string {
+  const e = err as { errno?: number; message?: string };
+  if (flavour === "mariadb" && e.errno === 1109 && /METADATA_LOCK_INFO/i.test(e.message ?? "")) {
+    return "information_schema.METADATA_LOCK_INFO is missing: run INSTALL SONAME 'metadata_lock_info'; on this MariaDB server as an administrator (once), so its GET_LOCK locks can be listed";
+  }
+  if (e.errno === 1142 || e.errno === 1227) {
+    return `${e.message ?? "access denied"} (grant PROCESS, and on MySQL 8 SELECT on performance_schema: see the README)`;
+  }
+  return e.message ?? String(err);
+}
+
+export class MysqlSource implements WatchedSource {
+  private readonly tracker: LockTracker;
+  private flavour: MysqlFlavour | null = null;
+  private firstSeen = new Map<string, number>();
+  private names = new Map<string, Buffer>();
+  private heldById = new Map<number, string[]>();
+  private up = false;
+  private error: string | undefined = "not polled yet";
+  private lastScanAt: string | undefined;
+  private lastScanMs: number | undefined;
+  private hazards: Hazard[] = [];
+  private readonly now: () => number;
+
+  constructor(
+    private readonly port: MysqlPort,
+    private readonly opts: MysqlSourceOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.tracker = new LockTracker({
+      agentId: opts.agentId,
+      newId: opts.newId,
+      history: { maxHoldMs: opts.settings.thresholds.maxHoldMs, rememberMs: opts.hazardMemoryMs ?? 5 * 60_000 },
+    });
+  }
+
+  status(): SourceStatus {
+    const s: SourceStatus = {
+      id: this.opts.sourceId,
+      kind: "mysql",
+      up: this.up,
+      locks: this.tracker.size,
+      agentId: this.opts.agentId,
+    };
+    if (this.error) s.error = this.error;
+    if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
+    if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    if (this.hazards.length > 0) s.hazards = this.hazards;
+    return s;
+  }
+
+  locks(): Lock[] {
+    return this.tracker.locks();
+  }
+
+  has(lockId: string): boolean {
+    return this.tracker.has(lockId);
+  }
+
+  async poll(): Promise<TrackerOutput> {
+    const started = this.now();
+    const { settings } = this.opts;
+    let rows;
+    try {
+      this.flavour ??= await this.port.flavour();
+      // One row more than the limit tells a full read from a truncated one.
+      rows = parseMysqlRows(await this.port.userLocks(this.flavour, settings.queryChars, settings.maxLocks + 1));
+    } catch (err) {
+      this.fail(explainMysqlError(this.flavour, err));
+      return EMPTY;
+    }
+    const truncated = rows.length > settings.maxLocks;
+    if (truncated) rows = rows.slice(0, settings.maxLocks);
+    const observedAtMs = this.now();
+    const model = buildMysqlModel(rows, {
+      sourceId: this.opts.sourceId,
+      agentId: this.opts.agentId,
+      flavour: this.flavour,
+      showQueries: settings.showQueries,
+      queryChars: settings.queryChars,
+      thresholds: settings.thresholds,
+      observedAtMs,
+      firstSeen: this.firstSeen,
+    });
+    this.firstSeen = model.firstSeen;
+    this.names = model.names;
+    this.heldById = model.heldById;
+    this.hazards = [];
+    if (truncated) {
+      this.hazards.push({
+        code: "too-many-locks",
+        severity: "warning",
+        message: `More than ${settings.maxLocks} user-lock rows (DB_MAX_LOCKS): some locks are not shown and none of those counts as released.`,
+      });
+    }
+    if (model.unnamedWaiters > 0) {
+      this.hazards.push({
+        code: "db-unnamed-waiters",
+        severity: "info",
+        message: `${model.unnamedWaiters} connection(s) wait in GET_LOCK for a lock whose name their statement does not spell out (a prepared statement or a variable): MariaDB does not say which lock.`,
+      });
+    }
+    const present = new Set(model.locks.map((l) => l.id));
+    const gone = truncated
+      ? []
+      : this.tracker
+          .locks()
+          .filter((l) => !present.has(l.id))
+          .map((l) => ({ id: l.id, atMs: observedAtMs }));
+    const out = this.tracker.apply(
+      model.locks.map((lock) => ({ lock, observedAtMs })),
+      gone,
+      { via: "poll" },
+    );
+    this.up = true;
+    this.error = undefined;
+    this.lastScanAt = new Date(observedAtMs).toISOString();
+    this.lastScanMs = observedAtMs - started;
+    return out;
+  }
+
+  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
+    const lock = this.tracker.locks().find((l) => l.id === cmd.lockId);
+    const plan = planMysqlRelease(lock, cmd, {
+      heldById: this.heldById,
+      showQueries: this.opts.settings.showQueries,
+      nowMs: this.now(),
+    });
+    if (plan.kind === "refuse") return { result: plan.result, output: EMPTY };
+    if (cmd.dryRun) {
+      return {
+        result: {
+          outcome: "dry-run",
+          message: `would end connection ${plan.id}; nothing was ended`,
+          plan: plan.steps,
+          perNode: [],
+        },
+        output: EMPTY,
+      };
+    }
+    const node = this.opts.sourceId;
+    const name = this.names.get(cmd.lockId);
+    try {
+      const check = name ? await this.port.holderCheck(name, plan.id) : null;
+      const sameHolder = check !== null && check.usedBy === plan.id;
+      const sameConnection =
+        check !== null &&
+        escapeText(check.user ?? "?", 64) === plan.user &&
+        escapeText(check.host ?? "?", 80) === plan.host;
+      if (!sameHolder || !sameConnection) {
+        return {
+          result: {
+            outcome: "refused-owner-changed",
+            message: !check
+              ? "the lock's exact name is not known to the agent: nothing was ended"
+              : !sameHolder
+                ? `IS_USED_LOCK says the holder is now ${check.usedBy ?? "nobody"}, not connection ${plan.id} (or the server's lock table shows the name only in part): nothing was ended`
+                : `connection ${plan.id} is now ${check.user ?? "?"}@${check.host ?? "?"}, not the one you saw: nothing was ended`,
+            plan: plan.steps,
+            perNode: [{ node, outcome: "refused-owner-changed" }],
+          },
+          output: EMPTY,
+        };
+      }
+      await this.port.kill(plan.id);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return {
+        result: {
+          outcome: "error",
+          message: `${node}: ${message}`,
+          plan: plan.steps,
+          perNode: [{ node, outcome: "error" }],
+        },
+        output: EMPTY,
+      };
+    }
+    const output = await this.poll();
+    return {
+      result: {
+        outcome: "released",
+        message: `ended connection ${plan.id}: its locks are freed`,
+        plan: plan.steps,
+        perNode: [{ node, outcome: "released" }],
+      },
+      output,
+    };
+  }
+
+  private fail(message: string): void {
+    if (this.up || this.error !== message) this.opts.log(`${this.opts.sourceId}: poll failed: ${message}`);
+    this.up = false;
+    this.error = message.slice(0, 500);
+  }
+}

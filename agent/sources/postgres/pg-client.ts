@@ -1,0 +1,61 @@
+import pg from "pg";
+import type { PgPort } from "./pg-port";
+import { PG_POLL_SQL } from "./pg-poll-sql";
+
+export interface PgClientOptions {
+  url: string;
+  statementTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+/**
+ * node-postgres behind PgPort. One connection per server (a pool of one, which reconnects after an error). Every
+ * session is read-only, UTC, with a statement timeout and a lock timeout, set at connect time so that no poll ever
+ * runs without them; it is named `lockscope-agent` so operators can tell it apart in pg_stat_activity.
+ */
+export class NodePgPort implements PgPort {
+  private readonly pool: pg.Pool;
+
+  constructor(opts: PgClientOptions) {
+    const t = opts.statementTimeoutMs;
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: 1,
+      idleTimeoutMillis: 0,
+      connectionTimeoutMillis: opts.connectTimeoutMs,
+      application_name: "lockscope-agent",
+      options: `-c default_transaction_read_only=on -c TimeZone=UTC -c statement_timeout=${t} -c lock_timeout=${Math.max(50, Math.floor(t / 2))} -c idle_in_transaction_session_timeout=${t * 5}`,
+    });
+    // A dropped connection is reported by the next query; without a listener the pool's error would crash us.
+    this.pool.on("error", () => undefined);
+  }
+
+  async snapshot(maxLocks: number, queryChars: number): Promise<unknown> {
+    const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [maxLocks, queryChars]);
+    return r.rows[0]?.snapshot;
+  }
+
+  async sessionLocks(pid: number): Promise<Array<{ locktype: string; mode: string; count: number }>> {
+    const r = await this.pool.query<{ locktype: string; mode: string; count: number }>(
+      "SELECT locktype, mode, count(*)::int AS count FROM pg_catalog.pg_locks WHERE pid = $1 AND granted GROUP BY 1, 2 ORDER BY 1, 2",
+      [pid],
+    );
+    return r.rows;
+  }
+
+  async terminate(
+    pid: number,
+    backendStart: string,
+    waitMs: number,
+  ): Promise<{ matched: boolean; terminated: boolean }> {
+    const r = await this.pool.query<{ terminated: boolean }>(
+      "SELECT pg_catalog.pg_terminate_backend(pid, $3) AS terminated FROM pg_catalog.pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz",
+      [pid, backendStart, waitMs],
+    );
+    return { matched: r.rows.length > 0, terminated: r.rows[0]?.terminated === true };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

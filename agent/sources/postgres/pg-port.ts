@@ -1,0 +1,13 @@
+/** The only statements the PostgreSQL source runs. Unit tests fake this port; integration tests use the real one. */
+export interface PgPort {
+  /** PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. */
+  snapshot(maxLocks: number, queryChars: number): Promise<unknown>;
+  /** Lock counts this session holds now, by locktype and mode (a release's dry run shows them). */
+  sessionLocks(pid: number): Promise<Array<{ locktype: string; mode: string; count: number }>>;
+  /**
+   * Ends the session only if pid AND backend_start still match, in one statement: a pid reused by a newer session
+   * has another backend_start and is never ended. matched: the session existed; terminated: it exited in time.
+   */
+  terminate(pid: number, backendStart: string, waitMs: number): Promise<{ matched: boolean; terminated: boolean }>;
+  close(): Promise<void>;
+}

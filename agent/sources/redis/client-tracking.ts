@@ -1,0 +1,216 @@
+import { Redis } from "ioredis";
+
+/**
+ * Server-assisted client tracking (Redis 6+), over RESP2 so it works with ioredis:
+ * - a redirect connection asks its CLIENT ID, then SUBSCRIBEs to `__redis__:invalidate`;
+ * - the reading connection (the one that samples locks) runs `CLIENT TRACKING ON REDIRECT <id>`: from then on the
+ *   server names on the redirect connection every key that connection has read, the moment it is written,
+ *   renewed, deleted or expired (an expiry only when the server really deletes the key: see deadline-heap.ts);
+ * - optionally a third, idle connection runs `CLIENT TRACKING ON REDIRECT <id> BCAST PREFIX p ...` for the
+ *   literal prefixes of LOCK_PATTERNS, so new keys under them are announced too. BCAST and per-key tracking
+ *   cannot be mixed on one connection, and BCAST must not cover the reader's keys twice, hence its own connection.
+ *
+ * Nothing tells a tracking connection over RESP2 that its redirect connection died (its invalidations then go
+ * nowhere), so this module watches the redirect connection itself: when it closes, tracking is reported lost
+ * (the source polls everything meanwhile); when it is back, tracking is re-enabled with the new id and reported
+ * live, and the source re-reads every known key once. The same happens when the reading connection reconnects
+ * (tracking is a property of the connection).
+ */
+
+export const INVALIDATE_CHANNEL = "__redis__:invalidate";
+
+export type TrackingState =
+  | { live: true; note?: string }
+  /** refused: the server will not track (old Redis, ACL, a proxy): the caller falls back to polling for good. */
+  | { live: false; refused: boolean; reason: string };
+
+export interface ClientTrackingOptions {
+  url: string;
+  /** The connection whose reads are tracked; it must stay the one that samples lock keys. */
+  reader: Redis;
+  /** BCAST prefixes (bcast-prefixes.ts); empty for none. */
+  prefixes: readonly string[];
+  commandTimeoutMs: number;
+  /** Keys named by an invalidation (written, renewed, deleted, expired, evicted from the tracking table). */
+  onKeys: (keys: Buffer[]) => void;
+  /** An invalidation without keys: FLUSHALL or FLUSHDB, "everything may have changed". */
+  onFlush: () => void;
+  onState: (state: TrackingState) => void;
+  log: (line: string) => void;
+  /** How often the idle redirect connection is pinged, so a silently dead one is noticed. */
+  keepaliveMs?: number;
+}
+
+export interface ClientTracking {
+  /** Settles after the first attempt to enable tracking: live, refused, or not reachable yet (retried). */
+  ready: Promise<TrackingState>;
+  close(): void;
+}
+
+/** Errors that mean "this server or user will never track": fall back to polling instead of retrying. */
+const REFUSED =
+  /\b(?:NOPERM|unknown command|unknown subcommand|Unknown subcommand|syntax error|not allowed|ERR unknown)\b/i;
+
+export function isRefusal(message: string): boolean {
+  return REFUSED.test(message);
+}
+
+/**
+ * The one log line for a refusal: what was refused, the server's words, and what to grant. Sample NOPERM of
+ * redis 7.0: "NOPERM this user has no permissions to run the 'client|tracking' command".
+ */
+export function refusalLine(command: string, message: string): string {
+  const m = /'([a-z|]+)' command/i.exec(message);
+  const grant = m ? ` (grant +${m[1]!.toLowerCase()})` : "";
+  return `${command} refused: ${message.replace(/^ReplyError: /, "")}${grant}`;
+}
+
+export function startClientTracking(opts: ClientTrackingOptions): ClientTracking {
+  const redirect = new Redis(opts.url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: opts.commandTimeoutMs,
+    connectTimeout: Math.max(1000, opts.commandTimeoutMs),
+    connectionName: "lockscope-agent-invalidations",
+    // Re-subscribing by itself would skip CLIENT ID and the re-enabling on the reader: done in enable() instead.
+    autoResubscribe: false,
+    retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 6), 5_000),
+  });
+  redirect.on("error", () => undefined); // the state below says what matters; the source reports the node's health
+  let announcer: Redis | null = null;
+  let closed = false;
+  let refused = false;
+  let live = false;
+  let enabling: Promise<TrackingState> | null = null;
+  let keepalive: NodeJS.Timeout | null = null;
+
+  const report = (state: TrackingState) => {
+    live = state.live;
+    opts.onState(state);
+  };
+
+  redirect.on("messageBuffer", (channel: Buffer, message: unknown) => {
+    if (channel.toString() !== INVALIDATE_CHANNEL) return;
+    if (message === null) opts.onFlush();
+    else if (Array.isArray(message)) opts.onKeys(message.filter((k): k is Buffer => Buffer.isBuffer(k)));
+    else if (Buffer.isBuffer(message)) opts.onKeys([message]);
+  });
+
+  /** CLIENT ID, SUBSCRIBE, then tracking on the reader (and BCAST on the announcer). */
+  async function enable(): Promise<TrackingState> {
+    if (closed || refused) return { live: false, refused, reason: "stopped" };
+    if (redirect.status !== "ready" || opts.reader.status !== "ready") {
+      return { live: false, refused: false, reason: "not connected" };
+    }
+    let step = "CLIENT ID";
+    try {
+      const id = String(await redirect.call("CLIENT", "ID"));
+      step = "SUBSCRIBE __redis__:invalidate";
+      await redirect.subscribe(INVALIDATE_CHANNEL);
+      step = "CLIENT TRACKING";
+      await opts.reader.call("CLIENT", "TRACKING", "ON", "REDIRECT", id);
+      const note = await enableBroadcast(id);
+      const state: TrackingState = note ? { live: true, note } : { live: true };
+      report(state);
+      return state;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (isRefusal(message)) {
+        refused = true;
+        const reason = refusalLine(step, message);
+        stop();
+        const state: TrackingState = { live: false, refused: true, reason };
+        report(state);
+        return state;
+      }
+      // A timeout or a connection lost mid-way: retried on the next reconnect or keepalive.
+      const state: TrackingState = { live: false, refused: false, reason: `${step}: ${message}` };
+      report(state);
+      return state;
+    }
+  }
+
+  /** BCAST is an extra: refused or failed, per-key tracking and the paced SCAN still find everything. */
+  async function enableBroadcast(id: string): Promise<string | undefined> {
+    if (opts.prefixes.length === 0) return undefined;
+    try {
+      if (!announcer) {
+        announcer = new Redis(opts.url, {
+          lazyConnect: true,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: opts.commandTimeoutMs,
+          connectionName: "lockscope-agent-bcast",
+          retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 6), 5_000),
+        });
+        announcer.on("error", () => undefined);
+        // Its tracking also ends with its connection: re-register when it comes back.
+        announcer.on("ready", () => {
+          if (live && redirectId !== null) void registerBroadcast(redirectId).catch(() => undefined);
+        });
+        await announcer.connect();
+      }
+      redirectId = id;
+      await registerBroadcast(id);
+      return undefined;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const line = `BCAST prefixes ${opts.prefixes.join(", ")} not registered (${message}); new keys under them are found by the paced SCAN`;
+      opts.log(line);
+      return line;
+    }
+  }
+  let redirectId: string | null = null;
+
+  async function registerBroadcast(id: string): Promise<void> {
+    if (!announcer || announcer.status !== "ready") return;
+    const args = ["TRACKING", "ON", "REDIRECT", id, "BCAST", ...opts.prefixes.flatMap((p) => ["PREFIX", p])];
+    await announcer.call("CLIENT", ...args);
+  }
+
+  function tryEnable(): void {
+    if (enabling || closed || refused) return;
+    enabling = enable().finally(() => (enabling = null));
+  }
+
+  redirect.on("ready", tryEnable);
+  opts.reader.on("ready", tryEnable);
+  redirect.on("close", () => {
+    if (closed || refused) return;
+    if (live)
+      report({ live: false, refused: false, reason: "the invalidation connection was lost; polling until it is back" });
+  });
+
+  const keepaliveMs = opts.keepaliveMs ?? 10_000;
+  keepalive = setInterval(() => {
+    if (closed || refused) return;
+    if (redirect.status === "ready") {
+      // A connection that stopped answering is closed so that the reconnect path re-enables tracking.
+      redirect.ping().catch(() => redirect.disconnect(true));
+    }
+    if (!live) tryEnable();
+  }, keepaliveMs);
+  keepalive.unref?.();
+
+  function stop(): void {
+    if (keepalive) clearInterval(keepalive);
+    keepalive = null;
+    redirect.disconnect();
+    announcer?.disconnect();
+  }
+
+  const ready = (async (): Promise<TrackingState> => {
+    await redirect.connect().catch(() => undefined);
+    if (enabling) return enabling;
+    return enable();
+  })();
+
+  return {
+    ready,
+    close() {
+      closed = true;
+      stop();
+    },
+  };
+}

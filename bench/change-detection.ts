@@ -1,0 +1,364 @@
+/**
+ * 6. Change detection, side by side in one run: the real agent process in `poll` mode (today's pacing) and in
+ * `track` mode (CLIENT TRACKING, default server-time budget) against the same 1,000,000-key server with 10,000
+ * locks and `notify-keyspace-events ""`. Per mode: commands/s to the watched Redis and its CPU share in steady
+ * state, the agent's CPU and peak RSS, another client's GET p99, and event latency (renewal, owner change,
+ * release; lease end to `expired`) measured at a viewer of the dashboard.
+ */
+import { randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+import type { LockEvent } from "../lib/contract/lock";
+import { parseRedisTarget } from "../agent/config";
+import type { RedisServer } from "../tests/harness/redis";
+import { startAgent, type Dashboard } from "../tests/harness/stack";
+import type { Cleanup } from "./support/cleanup";
+import { withGetLoop } from "./support/get-loop-client";
+import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
+import { verdict, type Row, type SectionResult } from "./support/result";
+import { epochMs, mb, ms, p50p99, seconds, sleep, summarize, type Summary } from "./support/stats";
+import type { UiViewer } from "./support/ui-socket";
+
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
+
+const STEADY_MS = 30_000;
+const GET_WINDOW_MS = 10_000;
+const OPS_PER_KIND = 30;
+const SHORT_LEASE_MS = 1500;
+const DISCOVERY_TIMEOUT_MS = 480_000;
+/** A DEBUG POPULATE key: a 16-byte string value. */
+const GET_KEY = "key:4242";
+/** Seeded textbook locks (bench/seed-keyspace.ts) the operations act on; restored after each mode. */
+const opKey = (i: number) => `lock:order:${i}`;
+
+interface ModeRun {
+  label: string;
+  env: Record<string, string>;
+  toAllTrackedMs: number | null;
+  tracked: number;
+  lastScanMs: number | null;
+  changeDetection: string | null;
+  commandsPerSec: number | null;
+  redisCpuPct: number | null;
+  agentCpuPct: number | null;
+  agentHwmKb: number | null;
+  getDuring: Summary | null;
+  renewal: Summary | null;
+  ownerChange: Summary | null;
+  release: Summary | null;
+  expired: Summary | null;
+  missed: number;
+}
+
+function parseInfoNumber(info: string, field: string): number {
+  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+async function redisCpuSeconds(admin: Redis): Promise<number> {
+  const info = await admin.info("cpu");
+  return parseInfoNumber(info, "used_cpu_user") + parseInfoNumber(info, "used_cpu_sys");
+}
+
+/** Waits for an event of this type and resource from this agent at the viewer; resolves with its arrival time. */
+function eventWaiter(viewer: UiViewer, agentId: string) {
+  const seen = new Map<string, number>();
+  const stop = viewer.onEvents((events: LockEvent[], atMs) => {
+    for (const ev of events) {
+      if (ev.agentId !== agentId) continue;
+      const k = `${ev.type}\n${ev.resource}`;
+      if (!seen.has(k)) seen.set(k, atMs);
+    }
+  });
+  return {
+    arrival: (type: string, resource: string) => seen.get(`${type}\n${resource}`),
+    forget: (type: string, resource: string) => seen.delete(`${type}\n${resource}`),
+    stop,
+  };
+}
+
+async function modeRun(
+  ctx: { dashboard: Dashboard; viewer: UiViewer; redis: RedisServer; cleanup: Cleanup },
+  label: string,
+  env: Record<string, string>,
+  expected: number,
+  log: (line: string) => void,
+): Promise<ModeRun> {
+  const admin = ctx.redis.client();
+  const writer = ctx.redis.client();
+  writer.defineCommand("releaseLock", APP_RELEASE);
+  const agentId = `bench-cd-${label.replace(/[^A-Za-z0-9]+/g, "-")}`;
+  const sourceId = parseRedisTarget("REDIS_URLS", ctx.redis.url).id;
+  const waiter = eventWaiter(ctx.viewer, agentId);
+  const started = performance.now();
+  const agent = startAgent(ctx.dashboard.url, {
+    REDIS_URLS: ctx.redis.url,
+    AGENT_ID: agentId,
+    POLL_INTERVAL_MS: "1000",
+    ...env,
+  });
+  const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
+  const run: ModeRun = {
+    label,
+    env,
+    toAllTrackedMs: null,
+    tracked: 0,
+    lastScanMs: null,
+    changeDetection: null,
+    commandsPerSec: null,
+    redisCpuPct: null,
+    agentCpuPct: null,
+    agentHwmKb: null,
+    getDuring: null,
+    renewal: null,
+    ownerChange: null,
+    release: null,
+    expired: null,
+    missed: 0,
+  };
+  try {
+    log(`${label}: waiting for ${expected.toLocaleString("en")} locks tracked`);
+    let nextReport = 15_000;
+    while (performance.now() - started < DISCOVERY_TIMEOUT_MS) {
+      if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
+      const locks = ctx.viewer.source(agentId, sourceId)?.locks ?? 0;
+      if (locks >= expected) {
+        run.toAllTrackedMs = performance.now() - started;
+        break;
+      }
+      if (performance.now() - started > nextReport) {
+        log(`${label}: ${locks} locks at the viewer after ${nextReport / 1000} s`);
+        nextReport += 15_000;
+      }
+      await sleep(100);
+    }
+    const source = ctx.viewer.source(agentId, sourceId);
+    run.tracked = source?.locks ?? 0;
+    run.changeDetection = source?.changeDetection ?? null;
+    if (run.toAllTrackedMs === null) {
+      log(`${label}: only ${run.tracked} locks after ${DISCOVERY_TIMEOUT_MS / 1000} s; measuring anyway`);
+    }
+    // Let the first full snapshot and the discovery's reads settle before the steady-state window.
+    await sleep(3000);
+    const pid = scriptProcess(agent.process.pid!, "agent/main.ts");
+    log(`${label}: steady state, ${STEADY_MS / 1000} s`);
+    const cmd0 = parseInfoNumber(await admin.info("stats"), "total_commands_processed");
+    const rcpu0 = await redisCpuSeconds(admin);
+    const acpu0 = pid === null ? null : cpuSeconds(pid);
+    const t0 = performance.now();
+    await sleep(STEADY_MS);
+    const wall = (performance.now() - t0) / 1000;
+    const acpu1 = pid === null ? null : cpuSeconds(pid);
+    const rcpu1 = await redisCpuSeconds(admin);
+    // Less the two INFO calls of this window itself.
+    const cmd1 = parseInfoNumber(await admin.info("stats"), "total_commands_processed") - 2;
+    run.commandsPerSec = (cmd1 - cmd0) / wall;
+    run.redisCpuPct = ((rcpu1 - rcpu0) / wall) * 100;
+    if (acpu0 !== null && acpu1 !== null) run.agentCpuPct = ((acpu1 - acpu0) / wall) * 100;
+
+    log(`${label}: another client's GETs, ${GET_WINDOW_MS / 1000} s`);
+    const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
+      const from = epochMs();
+      await sleep(GET_WINDOW_MS);
+      return { from, to: epochMs() };
+    });
+    run.getDuring = samples.windows([span]);
+
+    log(`${label}: ${OPS_PER_KIND} renewals, owner changes, releases and short leases`);
+    const latencies = { renewed: [] as number[], "owner-changed": [] as number[], released: [] as number[] };
+    const expiredLat: number[] = [];
+    const pending: Array<{ type: keyof typeof latencies | "expired"; resource: string; fromMs: number }> = [];
+    const release = (k: string, t: string) =>
+      (writer as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
+    for (let i = 0; i < OPS_PER_KIND; i++) {
+      const key = opKey(i);
+      // Renewal.
+      let t = epochMs();
+      await writer.pexpire(key, 25 * 60_000);
+      pending.push({ type: "renewed", resource: key, fromMs: t });
+      await sleep(60 + Math.random() * 90);
+      // Owner change.
+      const token = randomBytes(12).toString("base64url");
+      t = epochMs();
+      await writer.set(key, token, "PX", 25 * 60_000, "XX");
+      pending.push({ type: "owner-changed", resource: key, fromMs: t });
+      await sleep(60 + Math.random() * 90);
+      // Compare-and-delete release.
+      t = epochMs();
+      await release(key, token);
+      pending.push({ type: "released", resource: key, fromMs: t });
+      await sleep(60 + Math.random() * 90);
+    }
+    // Short leases: a known lock taken over with a lease that runs out; measured from the lease's end.
+    for (let i = OPS_PER_KIND; i < 2 * OPS_PER_KIND; i++) {
+      const key = opKey(i);
+      await writer.set(key, randomBytes(12).toString("base64url"), "PX", SHORT_LEASE_MS, "XX");
+      pending.push({ type: "expired", resource: key, fromMs: epochMs() + SHORT_LEASE_MS });
+      await sleep(30 + Math.random() * 60);
+    }
+    const deadline = performance.now() + 20_000;
+    while (performance.now() < deadline && pending.some((p) => waiter.arrival(p.type, p.resource) === undefined)) {
+      await sleep(100);
+    }
+    for (const p of pending) {
+      const at = waiter.arrival(p.type, p.resource);
+      if (at === undefined) {
+        run.missed++;
+        continue;
+      }
+      if (p.type === "expired") expiredLat.push(at - p.fromMs);
+      else latencies[p.type].push(at - p.fromMs);
+    }
+    run.renewal = summarize(latencies.renewed);
+    run.ownerChange = summarize(latencies["owner-changed"]);
+    run.release = summarize(latencies.released);
+    run.expired = summarize(expiredLat);
+    run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
+    const agentPid = scriptProcess(agent.process.pid!, "agent/main.ts");
+    run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
+    return run;
+  } finally {
+    waiter.stop();
+    await stopAgent();
+    // Put the locks the operations removed or shortened back, for the next mode.
+    const p = writer.pipeline();
+    for (let i = 0; i < 2 * OPS_PER_KIND; i++)
+      p.set(opKey(i), randomBytes(12).toString("base64url"), "PX", 20 * 60_000);
+    await p.exec();
+    admin.disconnect();
+    writer.disconnect();
+  }
+}
+
+export async function measureChangeDetection(
+  ctx: { dashboard: Dashboard; viewer: UiViewer; redis: RedisServer; cleanup: Cleanup },
+  expected: number,
+  log: (line: string) => void,
+): Promise<SectionResult> {
+  const admin = ctx.redis.client();
+  await admin.config("SET", "notify-keyspace-events", "");
+  log(`GET loop alone for ${GET_WINDOW_MS / 1000} s (baseline)`);
+  const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
+    const from = epochMs();
+    await sleep(GET_WINDOW_MS);
+    return { from, to: epochMs() };
+  });
+  const baseline = samples.windows([span]);
+  admin.disconnect();
+
+  const poll = await modeRun(
+    ctx,
+    "poll",
+    // Today's polling: every lock re-read each second, SCAN paced by key visits only (no server-time budget).
+    { REDIS_CHANGE_DETECTION: "poll", REDIS_SERVER_TIME_BUDGET_PERCENT: "0" },
+    expected,
+    log,
+  );
+  const track = await modeRun(ctx, "track", { REDIS_CHANGE_DETECTION: "track" }, expected, log);
+  const runs = [poll, track];
+
+  const num = (v: number | null, digits = 0) => (v === null ? "n/a" : v.toFixed(digits));
+  const lat = (s: Summary | null) => (s && s.n > 0 ? `${p50p99(s, 0)} (n ${s.n})` : "n/a");
+  const getDelta = (s: Summary | null) => (s ? s.p99 - baseline.p99 : Number.NaN);
+  const signed = (v: number) => `${v >= 0 ? "+" : ""}${ms(v, 2)}`;
+  type Measure = {
+    measure: string;
+    value: (r: ModeRun) => string;
+    target?: string;
+    ok?: (r: ModeRun) => boolean;
+  };
+  const measures: Measure[] = [
+    {
+      measure: "commands/s to the watched Redis, steady state, locks quiet",
+      value: (r) => num(r.commandsPerSec),
+      target: "≤ 500",
+      ok: (r) => (r.commandsPerSec ?? Infinity) <= 500,
+    },
+    {
+      measure: "watched Redis CPU, (used_cpu_user+sys) delta / wall",
+      value: (r) => `${num(r.redisCpuPct, 2)}% of a core`,
+      target: "≤ 1%",
+      ok: (r) => (r.redisCpuPct ?? Infinity) <= 1,
+    },
+    {
+      measure: "renewal → event at the viewer, p50 / p99",
+      value: (r) => lat(r.renewal),
+      target: "p99 ≤ 50 ms",
+      ok: (r) => (r.renewal?.p99 ?? Infinity) <= 50,
+    },
+    {
+      measure: "owner change → event, p50 / p99",
+      value: (r) => lat(r.ownerChange),
+      target: "p99 ≤ 50 ms",
+      ok: (r) => (r.ownerChange?.p99 ?? Infinity) <= 50,
+    },
+    {
+      measure: "compare-and-delete release → event, p50 / p99",
+      value: (r) => lat(r.release),
+      target: "p99 ≤ 50 ms",
+      ok: (r) => (r.release?.p99 ?? Infinity) <= 50,
+    },
+    {
+      measure: "lease end → `expired` event, p50 / p99",
+      value: (r) => lat(r.expired),
+      target: "p99 ≤ 250 ms",
+      ok: (r) => (r.expired?.p99 ?? Infinity) <= 250,
+    },
+    {
+      measure: "agent CPU, steady state",
+      value: (r) => `${num(r.agentCpuPct, 1)}% of a core`,
+      target: "≤ 5%",
+      ok: (r) => (r.agentCpuPct ?? Infinity) <= 5,
+    },
+    {
+      measure: "agent peak RSS (VmHWM)",
+      value: (r) => mb(r.agentHwmKb),
+      target: "≤ 150 MB",
+      ok: (r) => r.agentHwmKb !== null && r.agentHwmKb / 1024 <= 150,
+    },
+    {
+      measure: `another client's GET p99 (no agent: ${ms(baseline.p99, 2)})`,
+      value: (r) => (r.getDuring ? `${ms(r.getDuring.p99, 2)} (${signed(getDelta(r.getDuring))})` : "n/a"),
+      target: "≤ +0.1 ms",
+      ok: (r) => getDelta(r.getDuring) <= 0.1,
+    },
+    {
+      measure: "agent start → every lock at the viewer (one discovery pass)",
+      value: (r) =>
+        (r.toAllTrackedMs === null
+          ? `incomplete after ${seconds(DISCOVERY_TIMEOUT_MS)}: ${r.tracked} locks`
+          : seconds(r.toAllTrackedMs)) +
+        (r.lastScanMs !== null ? `; last full SCAN pass ${seconds(r.lastScanMs)}` : ""),
+    },
+  ];
+  const rows: Row[] = [];
+  for (const m of measures) {
+    for (const r of runs) {
+      const row: Row = { measure: `${m.measure} — ${r.label}`, result: m.value(r) };
+      if (m.target && r.label === "track") {
+        row.target = m.target;
+        row.verdict = verdict(m.ok!(r));
+      }
+      rows.push(row);
+    }
+  }
+  return {
+    id: "tracking",
+    title: "Change detection: poll vs track",
+    status: "measured",
+    rows,
+    notes: [
+      `One run, one server: ${expected.toLocaleString("en")} locks among 1,000,000 keys, notify-keyspace-events "", the real agent process (tsx agent/main.ts, POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
+      `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only). track is the default: CLIENT TRACKING with BCAST for mutex: and semaphore:, REDIS_SERVER_TIME_BUDGET_PERCENT=1, REDIS_SWEEP_MS=60000.`,
+      `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s × TYPE, PTTL and a bounded read, plus companion reads and PUBSUB NUMSUB for Redisson locks), INFO server once a poll, and paced SCAN steps.`,
+      `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll.missed}, track ${track.missed}.`,
+      `GET p99: a separate Node process doing single GETs for ${GET_WINDOW_MS / 1000} s with no agent, and again in each mode's steady state.`,
+      "The full-discovery ratio (unlimited budget / raw SCAN COUNT 1000 loop) is the Discovery scan section above: a first pass reads the same keys the same way in both modes.",
+      "Two cores shared with other work: see the load average of the run; the GET p99 and the CPU shares move with it.",
+    ],
+    details: { baseline, runs },
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The live locks, indexed for queries at 100,000 locks: each lock carries precomputed search text and sort values,
+ * so a query is one pass that filters, counts and keeps only the page it answers (a bounded heap, not a sort of
+ * every match). Pure.
+ */
+import type { LockCounts } from "../contract/api";
+import type { Lock } from "../contract/lock";
+import { keyPattern } from "../contract/key-pattern";
+import { queueLength } from "../contract/lock-queue";
+import { encodeCursor, type Cursor, type LockFilter, type LockQuery, type LockSort, type SortKey } from "./lock-query";
+
+export interface IndexedLock {
+  lock: Lock;
+  /** Dashboard clock when lock.ttlMs was current. */
+  receivedAtMs: number;
+  /** resource, owner, source and library, lower-cased, separated by a byte no query can contain. */
+  hay: string;
+  /** When the lease runs out on the dashboard's clock: a TTL sort that does not move as time passes. */
+  expiresAtMs: number;
+  sinceMs: number;
+  waiters: number;
+  /** Worst severity first, then how many: critical 3xxx, warning 2xxx, info 1xxx. */
+  hazardScore: number;
+  pattern: string;
+}
+
+const RANK = { info: 1, warning: 2, critical: 3 } as const;
+
+/** Locks that never expire sort as the longest TTL: they are the ones that never free themselves. */
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+export function indexLock(lock: Lock, receivedAtMs: number): IndexedLock {
+  let worst = 0;
+  for (const h of lock.hazards) worst = Math.max(worst, RANK[h.severity] ?? 0);
+  const since = Date.parse(lock.since);
+  return {
+    lock,
+    receivedAtMs,
+    hay: `${lock.resource}\u0000${lock.owner ?? ""}\u0000${lock.source}\u0000${lock.library}`.toLowerCase(),
+    expiresAtMs: lock.ttlMs === null ? NEVER : receivedAtMs + lock.ttlMs,
+    sinceMs: Number.isNaN(since) ? 0 : since,
+    waiters: queueLength(lock),
+    hazardScore: lock.hazards.length === 0 ? 0 : worst * 1000 + Math.min(lock.hazards.length, 999),
+    pattern: keyPattern(lock.resource),
+  };
+}
+
+/** The lock as of `atMs`: its TTL counted down on the dashboard's clock. */
+export function currentLock(e: IndexedLock, atMs: number): Lock {
+  if (e.lock.ttlMs === null) return e.lock;
+  return { ...e.lock, ttlMs: Math.max(0, e.lock.ttlMs - (atMs - e.receivedAtMs)) };
+}
+
+export function matches(e: IndexedLock, f: LockFilter): boolean {
+  const l = e.lock;
+  if (f.id !== undefined && l.id !== f.id) return false;
+  if (f.backend !== undefined && l.backend !== f.backend) return false;
+  if (f.source !== undefined && l.source !== f.source) return false;
+  if (f.library !== undefined && l.library !== f.library) return false;
+  if (f.pattern !== undefined && e.pattern !== f.pattern) return false;
+  if (f.hazard !== undefined) {
+    if (f.hazard === "any" ? l.hazards.length === 0 : !l.hazards.some((h) => h.code === f.hazard)) return false;
+  }
+  // q was lower-cased by the parser.
+  if (f.q !== undefined && !e.hay.includes(f.q)) return false;
+  return true;
+}
+
+export function sortValue(e: IndexedLock, key: SortKey): string | number {
+  switch (key) {
+    case "resource":
+      return e.lock.resource;
+    case "ttl":
+      return e.expiresAtMs;
+    case "held":
+      // Held longest = acquired earliest: ascending hold time is descending `since`.
+      return -e.sinceMs;
+    case "waiters":
+      return e.waiters;
+    case "hazards":
+      return e.hazardScore;
+  }
+}
+
+function cmp(a: string | number, b: string | number): number {
+  // A cursor from a string sort never meets a number sort (the parser checks its sort), but be total anyway.
+  if (typeof a !== typeof b) return typeof a === "number" ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Total order of a sort: the sort value, then the id, both reversed for descending. */
+export function comparator(sort: LockSort): (a: IndexedLock, b: IndexedLock) => number {
+  const dir = sort.desc ? -1 : 1;
+  return (a, b) => dir * (cmp(sortValue(a, sort.key), sortValue(b, sort.key)) || cmp(a.lock.id, b.lock.id));
+}
+
+function afterCursor(e: IndexedLock, sort: LockSort, c: Cursor): boolean {
+  const dir = sort.desc ? -1 : 1;
+  return dir * (cmp(sortValue(e, sort.key), c.value) || cmp(e.lock.id, c.id)) > 0;
+}
+
+/** Keeps the k smallest items under `compare`: a max-heap of size k, O(n log k) for n offered. */
+class SmallestK<T> {
+  private readonly heap: T[] = [];
+  constructor(
+    private readonly k: number,
+    private readonly compare: (a: T, b: T) => number,
+  ) {}
+
+  offer(x: T): void {
+    if (this.k === 0) return;
+    const h = this.heap;
+    if (h.length < this.k) {
+      h.push(x);
+      let i = h.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (this.compare(h[i]!, h[p]!) <= 0) break;
+        [h[i], h[p]] = [h[p]!, h[i]!];
+        i = p;
+      }
+      return;
+    }
+    if (this.compare(x, h[0]!) >= 0) return;
+    h[0] = x;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < h.length && this.compare(h[l]!, h[m]!) > 0) m = l;
+      if (r < h.length && this.compare(h[r]!, h[m]!) > 0) m = r;
+      if (m === i) break;
+      [h[i], h[m]] = [h[m]!, h[i]!];
+      i = m;
+    }
+  }
+
+  sorted(): T[] {
+    return [...this.heap].sort(this.compare);
+  }
+}
+
+export interface QueryResult {
+  /** Locks matching the filter (all pages). */
+  total: number;
+  counts: LockCounts;
+  /** The page, in sort order. */
+  page: IndexedLock[];
+  /** Opaque position after the page's last row; null when nothing follows. */
+  nextCursor: string | null;
+}
+
+/** Filters, counts and pages in one pass over the locks. */
+export function runQuery(all: Iterable<IndexedLock>, q: LockQuery): QueryResult {
+  const compare = comparator(q.sort);
+  // One extra row tells whether a next page exists without a second pass.
+  const keep = new SmallestK<IndexedLock>(q.offset + q.limit + 1, compare);
+  const byBackend: Record<string, number> = {};
+  const byHazard: Record<string, number> = {};
+  let total = 0;
+  for (const e of all) {
+    if (!matches(e, q.filter)) continue;
+    total++;
+    byBackend[e.lock.backend] = (byBackend[e.lock.backend] ?? 0) + 1;
+    // A lock counts once per hazard code, even if it carries the code twice.
+    const codes = e.lock.hazards.length === 1 ? [e.lock.hazards[0]!.code] : new Set(e.lock.hazards.map((h) => h.code));
+    for (const code of codes) byHazard[code] = (byHazard[code] ?? 0) + 1;
+    if (q.cursor && !afterCursor(e, q.sort, q.cursor)) continue;
+    keep.offer(e);
+  }
+  const rows = keep.sorted().slice(q.offset);
+  const page = rows.slice(0, q.limit);
+  const last = page[page.length - 1];
+  const nextCursor =
+    rows.length > q.limit && last
+      ? encodeCursor(q.sort, { value: sortValue(last, q.sort.key), id: last.lock.id })
+      : null;
+  return { total, counts: { byBackend, byHazard }, page, nextCursor };
+}

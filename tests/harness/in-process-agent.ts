@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import type { LockEvent } from "../../lib/contract/lock";
+import { AgentLoop } from "../../agent/agent";
+import { parseRedisTarget } from "../../agent/config";
+import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
+
+export interface InProcessAgent {
+  sources: RedisSources;
+  loop: AgentLoop;
+  events: LockEvent[];
+  log: string[];
+  /** Event types seen for one resource, in order. */
+  types(resource: string): string[];
+  stop(): void;
+}
+
+/**
+ * The agent's Redis side in the test process against a real server, with its real poll loop (fast) and the
+ * events it publishes collected in order: the same code path as `npm run agent`, minus the dashboard link.
+ */
+export async function startInProcessAgent(
+  url: string,
+  opts: {
+    changeDetection: "track" | "poll";
+    pollIntervalMs?: number;
+    sweepMs?: number;
+    budgetPercent?: number;
+    lockPatterns?: string[];
+    keyspaceNotifications?: "off" | "use";
+  },
+): Promise<InProcessAgent> {
+  const events: LockEvent[] = [];
+  const log: string[] = [];
+  const holder: { loop?: AgentLoop } = {};
+  const sources = createRedisSources([parseRedisTarget("REDIS_URLS", url)], {
+    agentId: `test-${opts.changeDetection}`,
+    newId: randomUUID,
+    log: (line) => log.push(line),
+    lockPatterns: opts.lockPatterns ?? ["*lock*"],
+    scanCount: 1000,
+    visitBudgetPerPoll: 0,
+    valuePreviewBytes: 64,
+    maxHoldMs: 0,
+    commandTimeoutMs: 1000,
+    keyspaceNotifications: opts.keyspaceNotifications ?? "off",
+    replicaCheck: false,
+    addressMap: new Map(),
+    clusterRefreshMs: 1000,
+    push: (output) => holder.loop?.push(output),
+    changeDetection: opts.changeDetection,
+    ...(opts.sweepMs !== undefined ? { sweepMs: opts.sweepMs } : {}),
+    serverTimeBudgetPercent: opts.budgetPercent ?? 0,
+  });
+  const loop = new AgentLoop(
+    sources.sources,
+    { publish: (evs) => void events.push(...evs) },
+    { agentId: `test-${opts.changeDetection}`, pollIntervalMs: opts.pollIntervalMs ?? 200, log: (l) => log.push(l) },
+  );
+  holder.loop = loop;
+  await sources.ready;
+  loop.start();
+  return {
+    sources,
+    loop,
+    events,
+    log,
+    types: (resource) => events.filter((e) => e.resource === resource).map((e) => e.type),
+    stop() {
+      loop.stop();
+      sources.close();
+    },
+  };
+}

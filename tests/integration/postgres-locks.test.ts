@@ -1,0 +1,224 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Lock, LockEvent } from "../../lib/contract/lock";
+import type { ReleaseCommand } from "../../lib/contract/release";
+import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
+import { NodePgPort } from "../../agent/sources/postgres/pg-client";
+import { PostgresSource } from "../../agent/sources/postgres/pg-source";
+import { backendPid, createPgDatabase, PG_ADMIN_URL, type PgTestDatabase } from "../harness/postgres";
+import { waitFor } from "../harness/ports";
+
+// Every test makes its own database; the source sees the whole server, so assertions look only at that database.
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function settings(overrides: Partial<DbLockSettings["thresholds"]> = {}, showQueries = false): DbLockSettings {
+  return {
+    thresholds: { ...DEFAULT_DB_THRESHOLDS, ...overrides },
+    statementTimeoutMs: 2000,
+    maxLocks: 50_000,
+    showQueries,
+    queryChars: 200,
+  };
+}
+
+async function setup(
+  s: DbLockSettings = settings(),
+  exactName?: string,
+): Promise<{ db: PgTestDatabase; source: PostgresSource; port: NodePgPort; events: LockEvent[] }> {
+  const db = await createPgDatabase("lockscope_pglocks", exactName);
+  const port = new NodePgPort({ url: PG_ADMIN_URL, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
+  const source = new PostgresSource(port, {
+    sourceId: "postgresql://127.0.0.1:5432",
+    agentId: "test-agent",
+    newId: randomUUID,
+    log: () => undefined,
+    settings: s,
+  });
+  cleanups.push(async () => {
+    await port.close();
+    await db.drop();
+  });
+  return { db, source, port, events: [] };
+}
+
+async function pollInto(source: PostgresSource, events: LockEvent[]): Promise<Lock[]> {
+  const out = await source.poll();
+  events.push(...out.events);
+  return source.locks();
+}
+
+function mine(locks: Lock[], db: PgTestDatabase, key: string): Lock | undefined {
+  return locks.find((l) => l.resource === `${db.name}:${key}`);
+}
+
+/** Waits until the server shows the session waiting on a lock (so the test never races the blocking call). */
+async function waitUntilWaiting(admin: pg.Client, pid: number): Promise<void> {
+  await waitFor(`pid ${pid} waiting on a lock`, async () => {
+    const r = await admin.query("SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted", [pid]);
+    return r.rows.length > 0;
+  });
+}
+
+function release(lock: Lock, dryRun: boolean, expectedOwner = lock.owner!): ReleaseCommand {
+  return { requestId: randomUUID(), lockId: lock.id, expectedOwner, dryRun, actor: "test", reason: "test release" };
+}
+
+describe("PostgreSQL advisory locks from real sessions", () => {
+  it("shows holders, waiters and a blocking chain of three to its root; ending the root's session lets the waiter hold", async () => {
+    const { db, source, events } = await setup(settings({ longWaitMs: 200 }));
+    const a = await db.session("holder-a");
+    const b = await db.session("middle-b");
+    const c = await db.session("waiter-c");
+    const admin = await db.session("observer");
+    const [pa, pb, pc] = [await backendPid(a), await backendPid(b), await backendPid(c)];
+    await a.query("SELECT pg_advisory_lock(1001)");
+    await b.query("SELECT pg_advisory_lock(1002)");
+    const bWaits = b.query("SELECT pg_advisory_lock(1001)");
+    await waitUntilWaiting(admin, pb);
+    const cWaits = c.query("SELECT pg_advisory_lock(1002)");
+    await waitUntilWaiting(admin, pc);
+
+    let locks = await pollInto(source, events);
+    const k1 = mine(locks, db, "1001")!;
+    const k2 = mine(locks, db, "1002")!;
+    expect(k1.database!.holders.map((h) => h.session.pid)).toEqual([pa]);
+    expect(k1.holder).toMatchObject({ pid: pa, application: "holder-a", level: "session", mode: "exclusive" });
+    expect(k1.waiters.map((w) => w.owner)).toEqual([`pid ${pb}`]);
+    // SHOW_QUERIES is off here: no query text leaves the agent.
+    expect(k1.holder!.query).toBeUndefined();
+    expect(k1.database!.holders[0]!.session.query).toBeUndefined();
+    expect(k2.database!.holders.map((h) => h.session.pid)).toEqual([pb]);
+    expect(k2.database!.waiters[0]).toMatchObject({ blockedBy: [pb], chain: [pc, pb, pa] });
+    expect(k2.waiters[0]!.detail).toContain(`chain ${pc} → ${pb} → ${pa}`);
+    // The agent's own session never holds or waits on an advisory lock.
+    expect(locks.flatMap((l) => l.database!.holders).some((h) => h.session.application === "lockscope-agent")).toBe(
+      false,
+    );
+    await waitFor("the long-wait hazard", async () => {
+      locks = await pollInto(source, events);
+      return mine(locks, db, "1002")!.hazards.some((h) => h.code === "db-long-wait");
+    });
+    expect(mine(locks, db, "1002")!.hazards.find((h) => h.code === "db-long-wait")!.message).toContain(
+      `root blocker pid ${pa}`,
+    );
+
+    // The dry run names the session and every other lock it holds; nothing is ended.
+    await a.query("SELECT pg_advisory_lock(1003)");
+    await pollInto(source, events);
+    const dry = await source.release(release(mine(source.locks(), db, "1001")!, true));
+    expect(dry.result.outcome).toBe("dry-run");
+    expect(dry.result.plan.join("\n")).toContain(`End session pid ${pa}`);
+    expect(dry.result.plan.join("\n")).toContain(`${db.name}:1003`);
+    expect(dry.result.plan.join("\n")).toMatch(/advisory ExclusiveLock/);
+    expect((await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pa])).rows).toHaveLength(1);
+
+    // The real release ends the holder's session; the waiter B then holds 1001, and C still waits behind B.
+    const real = await source.release(release(mine(source.locks(), db, "1001")!, false));
+    expect(real.result.outcome).toBe("released");
+    events.push(...real.output.events);
+    await bWaits;
+    await waitFor("B holding 1001", async () => {
+      locks = await pollInto(source, events);
+      return mine(locks, db, "1001")?.database?.holders[0]?.session.pid === pb;
+    });
+    // Either one poll saw the hand-over (owner-changed) or two did (released, then acquired): B holds it last.
+    const k1Events = events.filter((e) => e.resource === `${db.name}:1001`);
+    expect(k1Events.at(-1)).toMatchObject({ owner: expect.stringMatching(new RegExp(`^pid ${pb}@`)) });
+    expect(k1Events.some((e) => e.type === "released" || e.type === "owner-changed")).toBe(true);
+    expect(mine(locks, db, "1003")).toBeUndefined();
+    await b.query("SELECT pg_advisory_unlock(1002)");
+    await cWaits;
+  });
+
+  it("follows a chain through a session that waits for a table lock, not an advisory one, to the root", async () => {
+    const { db, source, events } = await setup();
+    const root = await db.session("root-ddl");
+    const mid = await db.session("mid-worker");
+    const tail = await db.session("tail-worker");
+    const admin = await db.session("observer");
+    const [pr, pm, pt] = [await backendPid(root), await backendPid(mid), await backendPid(tail)];
+    await root.query("CREATE TABLE jobs (id int)");
+    await root.query("BEGIN");
+    await root.query("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE");
+    await mid.query("SELECT pg_advisory_lock(2001)");
+    const midWaits = mid.query("SELECT count(*) FROM jobs");
+    await waitUntilWaiting(admin, pm);
+    const tailWaits = tail.query("SELECT pg_advisory_lock(2001)");
+    await waitUntilWaiting(admin, pt);
+    const lock = mine(await pollInto(source, events), db, "2001")!;
+    expect(lock.database!.waiters[0]).toMatchObject({ blockedBy: [pm], chain: [pt, pm, pr] });
+    await root.query("COMMIT");
+    await midWaits;
+    await mid.query("SELECT pg_advisory_unlock(2001)");
+    await tailWaits;
+  });
+
+  it("a transaction-level lock is released at commit, and its holder idle in transaction is flagged meanwhile", async () => {
+    const { db, source, events } = await setup(settings({ idleInTransactionMs: 1000 }));
+    const t = await db.session("xact-holder");
+    await t.query("BEGIN");
+    await t.query("SELECT pg_advisory_xact_lock(7, 8)");
+    let lock: Lock | undefined;
+    await waitFor("idle-in-transaction hazard", async () => {
+      lock = mine(await pollInto(source, events), db, "7,8");
+      return lock?.hazards.some((h) => h.code === "db-idle-in-transaction") ?? false;
+    });
+    expect(lock!.database!.keyKind).toBe("int4-pair");
+    expect(lock!.holder).toMatchObject({ level: "transaction", state: "idle in transaction" });
+    await t.query("COMMIT");
+    await pollInto(source, events);
+    expect(mine(source.locks(), db, "7,8")).toBeUndefined();
+    expect(events.filter((e) => e.resource === `${db.name}:7,8`).map((e) => e.type)).toEqual(["acquired", "released"]);
+  });
+
+  it("flags a session-level lock on a long-idle session as leaked, decodes bigint keys, and shows shared holders", async () => {
+    const { db, source, events } = await setup(settings({ idleHolderMs: 1000 }));
+    const s1 = await db.session("leaker");
+    const s2 = await db.session("sharer");
+    await s1.query("SELECT pg_advisory_lock(-5), pg_advisory_lock(9223372036854775807), pg_advisory_lock_shared(55)");
+    await s2.query("SELECT pg_advisory_lock_shared(55)");
+    let locks: Lock[] = [];
+    await waitFor("leaked-lock hazard", async () => {
+      locks = await pollInto(source, events);
+      return mine(locks, db, "-5")?.hazards.some((h) => h.code === "db-leaked-lock") ?? false;
+    });
+    expect(mine(locks, db, "9223372036854775807")).toBeDefined();
+    const shared = mine(locks, db, "55")!;
+    expect(shared.kind).toBe("advisory shared");
+    expect(shared.database!.holders).toHaveLength(2);
+    const refused = await source.release(release(shared, false));
+    expect(refused.result.outcome).toBe("refused");
+  });
+
+  it("the release guard never ends a session whose backend start differs (a reused pid)", async () => {
+    const { db, source, port, events } = await setup();
+    const s = await db.session("victim");
+    const admin = await db.session("observer");
+    const pid = await backendPid(s);
+    await s.query("SELECT pg_advisory_lock(4242)");
+    const lock = mine(await pollInto(source, events), db, "4242")!;
+    const start = lock.database!.holders[0]!.session.backendStart!;
+    // The same pid with another start time: what a reused pid looks like to the guard.
+    const other = new Date(Date.parse(start) - 60_000).toISOString();
+    expect(await port.terminate(pid, other, 500)).toEqual({ matched: false, terminated: false });
+    const viaSource = await source.release(release(lock, false, `pid ${pid}@${other}`));
+    expect(viaSource.result.outcome).toBe("refused-owner-changed");
+    expect((await admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).rows).toHaveLength(1);
+    expect((await s.query("SELECT 1 AS alive")).rows).toEqual([{ alive: 1 }]);
+  });
+
+  it("escapes a hostile database name and the query text SHOW_QUERIES=on shows", async () => {
+    const hostile = `lockscope_pg_"q'\u202e_${randomUUID().slice(0, 8)}`;
+    const { db, source, events } = await setup(settings({}, true), hostile);
+    const s = await db.session("hostile-app");
+    await s.query("SELECT pg_advisory_lock(77) /* \u0001 secret */");
+    const lock = (await pollInto(source, events)).find((l) => l.database?.database?.includes("lockscope_pg_"))!;
+    expect(lock.resource).toContain("\\u{202e}");
+    expect(lock.resource).not.toContain("\u202e");
+    expect(String(lock.holder!.query)).toContain("\\x01 secret");
+  });
+});

@@ -1,0 +1,162 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { WATCH_ONLY_ACL, FORCE_RELEASE_ACL } from "../../agent/sources/redis/acl-rules";
+import { startRedis, type RedisServer } from "../harness/redis";
+import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
+import { waitFor } from "../harness/ports";
+
+/** What lockscope costs the watched server, counted by the server itself, and how it runs with least privilege. */
+const cleanup: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const f of cleanup.splice(0).reverse()) await f();
+});
+
+async function server(): Promise<RedisServer> {
+  const r = await startRedis();
+  cleanup.push(() => r.stop());
+  return r;
+}
+
+async function agent(url: string, opts: Parameters<typeof startInProcessAgent>[1]): Promise<InProcessAgent> {
+  const a = await startInProcessAgent(url, opts);
+  cleanup.push(() => a.stop());
+  return a;
+}
+
+/** INFO commandstats as calls per command. Sample line: cmdstat_pttl:calls=3,usec=5,usec_per_call=1.67,... */
+function commandCalls(info: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+function netInput(info: string): number {
+  return Number(/^total_net_input_bytes:(\d+)/m.exec(info)![1]);
+}
+
+const READS = ["type", "pttl", "strlen", "getrange"];
+
+describe("the cost of watching", () => {
+  it("does not re-read an unchanged lock in track mode (INFO commandstats), while poll mode re-reads each one", async () => {
+    const r = await server();
+    const c = r.client();
+    for (let i = 0; i < 50; i++) await c.set(`quiet:lock:${i}`, `token-${i}`, "PX", 600_000);
+    const counts = async (mode: "track" | "poll") => {
+      const a = await agent(r.url, { changeDetection: mode, sweepMs: 600_000 });
+      await waitFor(`${mode}: 50 locks seen`, () => a.events.filter((e) => e.type === "acquired").length === 50);
+      if (mode === "track") await waitFor("track live", () => a.loop.statuses()[0]!.changeDetection === "track");
+      const pollsBefore = a.loop.polls;
+      await c.config("RESETSTAT");
+      await waitFor(`${mode}: five more polls`, () => a.loop.polls >= pollsBefore + 6, { timeoutMs: 5000 });
+      const calls = commandCalls(await c.info("commandstats"));
+      a.stop();
+      return { reads: READS.reduce((n, cmd) => n + (calls.get(cmd) ?? 0), 0), scans: calls.get("scan") ?? 0 };
+    };
+    const tracked = await counts("track");
+    const polled = await counts("poll");
+    expect(tracked.reads).toBe(0);
+    expect(tracked.scans).toBeGreaterThan(0); // discovery still runs
+    expect(polled.reads).toBeGreaterThanOrEqual(5 * 50 * 4);
+  });
+
+  it("does not re-send a 1 MB key name on every poll or sweep, in either mode", async () => {
+    const r = await server();
+    const c = r.client();
+    const huge = `big:lock:${"x".repeat(1024 * 1024)}`;
+    await c.set(huge, "token-big", "PX", 600_000);
+    for (const mode of ["track", "poll"] as const) {
+      const a = await agent(r.url, { changeDetection: mode, sweepMs: 600_000 });
+      await waitFor(`${mode}: the lock with the huge name`, () => a.events.some((e) => e.type === "acquired"));
+      const pollsBefore = a.loop.polls;
+      const before = netInput(await c.info("stats"));
+      await waitFor(`${mode}: five more polls`, () => a.loop.polls >= pollsBefore + 6, { timeoutMs: 5000 });
+      const sent = netInput(await c.info("stats")) - before;
+      a.stop();
+      // Five re-reads would be 5 x 4 commands x 1 MB; what is left is SCAN, INFO and the test's own commands.
+      expect(sent).toBeLessThan(100_000);
+    }
+  });
+});
+
+describe("least privilege", () => {
+  async function aclServer(): Promise<{ r: RedisServer; url: (user: string) => string }> {
+    const r = await server();
+    const c = r.client();
+    await c.call("ACL", "SETUSER", "watcher", "on", ">watch-secret", ...WATCH_ONLY_ACL.split(" "));
+    const noTracking = WATCH_ONLY_ACL.split(" ").filter((x) => x !== "+client|tracking");
+    await c.call("ACL", "SETUSER", "notrack", "on", ">notrack-secret", ...noTracking);
+    await c.call("ACL", "SETUSER", "operator", "on", ">op-secret", ...WATCH_ONLY_ACL.split(" "));
+    await c.call("ACL", "SETUSER", "operator", ...FORCE_RELEASE_ACL.split(" "));
+    return {
+      r,
+      url: (user) =>
+        `redis://${user}:${user === "notrack" ? "notrack" : user === "watcher" ? "watch" : "op"}-secret@127.0.0.1:${r.port}`,
+    };
+  }
+
+  it("watches in track mode as a watch-only user, with every change seen", async () => {
+    const { r, url } = await aclServer();
+    const c = r.client();
+    const a = await agent(url("watcher"), { changeDetection: "track", lockPatterns: ["*lock*", "mutex:*"] });
+    await waitFor("track live as watcher", () => a.loop.statuses()[0]!.changeDetection === "track");
+    expect(a.log.join("\n")).not.toMatch(/refused|NOPERM/);
+    await c.set("acl:lock:a", "owner-1", "PX", 60_000);
+    await waitFor("acquired", () => a.types("acl:lock:a").join() === "acquired");
+    await c.set("acl:lock:a", "owner-2", "PX", 60_000);
+    await waitFor("owner-changed", () => a.types("acl:lock:a").join() === "acquired,owner-changed");
+    expect(a.events.at(-1)!.detail?.observedBy).toBe("notification");
+    // A new key under a BCAST prefix is announced too, before any SCAN finds it.
+    await c.set("mutex:new", "owner-3", "PX", 60_000);
+    await waitFor("mutex acquired", () => a.types("mutex:new").join() === "acquired");
+    // The watch-only user cannot write: lockscope's reading never needed it.
+    const w = r.client();
+    await w.call("AUTH", "watcher", "watch-secret");
+    await expect(w.set("x", "1")).rejects.toThrow(/NOPERM/);
+    await expect(w.del("acl:lock:a")).rejects.toThrow(/NOPERM/);
+  });
+
+  it("falls back to polling with one line naming the missing permission when CLIENT TRACKING is refused", async () => {
+    const { r, url } = await aclServer();
+    const c = r.client();
+    const a = await agent(url("notrack"), { changeDetection: "track" });
+    const status = a.loop.statuses()[0]!;
+    expect(status.changeDetection).toBe("poll");
+    expect(status.note).toMatch(/CLIENT TRACKING refused: NOPERM.*\+client\|tracking/);
+    const lines = a.log.filter((l) => /client\|tracking/.test(l));
+    expect(lines).toHaveLength(1);
+    await c.set("acl:lock:b", "owner-1", "PX", 60_000);
+    await waitFor("acquired by polling", () => a.types("acl:lock:b").join() === "acquired");
+    await c.set("acl:lock:b", "owner-2", "PX", 60_000);
+    await waitFor("owner-changed by polling", () => a.types("acl:lock:b").join() === "acquired,owner-changed");
+    expect(a.events.at(-1)!.detail?.observedBy).toBe("poll");
+    expect(a.loop.statuses()[0]!.up).toBe(true);
+  });
+
+  it("a force-release as the watch-only user is refused with the reason; as the operator user it works", async () => {
+    const { r, url } = await aclServer();
+    const c = r.client();
+    await c.set("acl:lock:c", "owner-1", "PX", 60_000);
+    for (const user of ["watcher", "operator"]) {
+      const a = await agent(url(user), { changeDetection: "track" });
+      await waitFor(`${user}: acquired`, () => a.types("acl:lock:c").includes("acquired"));
+      const lock = a.loop.locks().find((l) => l.resource === "acl:lock:c")!;
+      const result = await a.loop.release({
+        requestId: `r-${user}`,
+        lockId: lock.id,
+        expectedOwner: "owner-1",
+        ...(lock.ownerFingerprint ? { expectedFingerprint: lock.ownerFingerprint } : {}),
+        dryRun: false,
+        actor: "test",
+        reason: "least-privilege test",
+      });
+      if (user === "watcher") {
+        expect(result.outcome).toBe("error");
+        expect(result.message).toMatch(/NOPERM/);
+        expect(await c.get("acl:lock:c")).toBe("owner-1");
+      } else {
+        expect(result.outcome).toBe("released");
+        expect(await c.exists("acl:lock:c")).toBe(0);
+      }
+      a.stop();
+    }
+  });
+});

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis } from "ioredis";
+import { startRedis, type RedisServer } from "../harness/redis";
+import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
+import { waitFor } from "../harness/ports";
+
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
+
+/**
+ * Change detection by server-assisted client tracking against a real redis-server, side by side with polling:
+ * both agents watch the same server, and every change must produce the same events in both.
+ */
+let redis: RedisServer;
+let track: InProcessAgent;
+let poll: InProcessAgent;
+let c: Redis;
+const prefix = `trk-${Date.now()}`;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  c = redis.client();
+  track = await startInProcessAgent(redis.url, { changeDetection: "track" });
+  poll = await startInProcessAgent(redis.url, { changeDetection: "poll" });
+});
+
+afterAll(async () => {
+  track?.stop();
+  poll?.stop();
+  await redis?.stop();
+});
+
+async function bothSee(resource: string, want: string[], timeoutMs = 10_000): Promise<void> {
+  for (const agent of [track, poll]) {
+    await waitFor(
+      `${want.join(",")} for ${resource} in ${agent === track ? "track" : "poll"} mode`,
+      () => JSON.stringify(agent.types(resource)) === JSON.stringify(want),
+      { timeoutMs },
+    );
+  }
+  expect(track.types(resource)).toEqual(poll.types(resource));
+}
+
+function detection(agent: InProcessAgent) {
+  return agent.loop.statuses()[0]!;
+}
+
+describe("client tracking against a real redis-server, compared with polling", () => {
+  it("runs in track mode and says so in its status", async () => {
+    await waitFor("track mode live", () => detection(track).changeDetection === "track");
+    expect(detection(poll).changeDetection).toBe("poll");
+    const info = (await c.call("CLIENT", "LIST")) as string;
+    expect(info).toMatch(/name=lockscope-agent-invalidations .*cmd=subscribe/);
+  });
+
+  it("renewal, owner change, compare-and-delete release and expiry give the same events in both modes", async () => {
+    c.defineCommand("releaseLock", APP_RELEASE);
+    const release = (k: string, t: string) =>
+      (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
+    const key = `${prefix}:lock:orders`;
+    await c.set(key, "token-A", "PX", 10_000, "NX");
+    await bothSee(key, ["acquired"]);
+    await c.pexpire(key, 60_000);
+    await bothSee(key, ["acquired", "renewed"]);
+    await c.set(key, "token-B", "PX", 60_000, "XX");
+    await bothSee(key, ["acquired", "renewed", "owner-changed"]);
+    expect(await release(key, "token-A")).toBe(0);
+    expect(await release(key, "token-B")).toBe(1);
+    await bothSee(key, ["acquired", "renewed", "owner-changed", "released"]);
+    const short = `${prefix}:lock:short`;
+    await c.set(short, "token-C", "PX", 700, "NX");
+    await bothSee(short, ["acquired", "expired"]);
+    // In track mode the changes of a known lock came from the server's invalidations, not from re-reading it.
+    const tracked = track.events.filter((e) => e.resource === key && e.type !== "acquired");
+    expect(tracked.map((e) => e.detail?.observedBy)).toEqual(["notification", "notification", "notification"]);
+  });
+
+  it("sees an expiry at the lease end even when the server's active expiry never deletes the key", async () => {
+    await c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
+    try {
+      const key = `${prefix}:lock:lazy-expiry`;
+      await c.set(key, "token-D", "PX", 800, "NX");
+      const setAt = Date.now();
+      await bothSee(key, ["acquired"]);
+      await waitFor("expired in track mode", () => track.types(key).includes("expired"), { timeoutMs: 5000 });
+      const ev = track.events.find((e) => e.resource === key && e.type === "expired")!;
+      expect(ev.detail?.observedBy).toBe("lease-end");
+      // Reported within a quarter second of the lease end, not when the server gets round to deleting it.
+      expect(Date.parse(ev.at) - (setAt + 800)).toBeLessThan(250);
+      await bothSee(key, ["acquired", "expired"]);
+    } finally {
+      await c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+    }
+  });
+
+  it("re-enables tracking after its invalidation connection is killed, and misses nothing meanwhile", async () => {
+    const key = `${prefix}:lock:killed-redirect`;
+    await c.set(key, "owner-1", "PX", 60_000);
+    await bothSee(key, ["acquired"]);
+    const before = String(await c.call("CLIENT", "LIST"));
+    const id = /id=(\d+) [^\n]*name=lockscope-agent-invalidations/.exec(before)![1]!;
+    await c.call("CLIENT", "KILL", "ID", id);
+    await c.set(key, "owner-2", "PX", 60_000);
+    await bothSee(key, ["acquired", "owner-changed"]);
+    await waitFor("a new invalidation connection", async () => {
+      const list = String(await c.call("CLIENT", "LIST"));
+      const m = /id=(\d+) [^\n]*name=lockscope-agent-invalidations/.exec(list);
+      return m !== null && m[1] !== id && detection(track).changeDetection === "track";
+    });
+    // Tracking works again: a change is announced, not found by a poll.
+    await c.set(key, "owner-3", "PX", 60_000);
+    await bothSee(key, ["acquired", "owner-changed", "owner-changed"]);
+    const last = track.events.filter((e) => e.resource === key).at(-1)!;
+    expect(last.detail?.observedBy).toBe("notification");
+  });
+
+  it("reports a FLUSHALL (an invalidation without keys) as releases in both modes", async () => {
+    const key = `${prefix}:lock:flushed`;
+    await c.set(key, "owner-F", "PX", 60_000);
+    await bothSee(key, ["acquired"]);
+    await c.flushall();
+    await bothSee(key, ["acquired", "released"]);
+  });
+
+  it("follows a server restart: the locks it lost are lost, and new ones are tracked again", async () => {
+    const key = `${prefix}:lock:before-restart`;
+    await c.set(key, "owner-R", "PX", 60_000);
+    await bothSee(key, ["acquired"]);
+    const port = redis.port;
+    await redis.stop();
+    redis = await startRedis([], port);
+    c = redis.client();
+    await bothSee(key, ["acquired", "lost"], 20_000);
+    await waitFor("track mode live after the restart", () => detection(track).changeDetection === "track", {
+      timeoutMs: 15_000,
+    });
+    const after = `${prefix}:lock:after-restart`;
+    await c.set(after, "owner-S", "PX", 60_000);
+    await bothSee(after, ["acquired"]);
+    await c.pexpire(after, 90_000);
+    await bothSee(after, ["acquired", "renewed"]);
+    expect(track.events.filter((e) => e.resource === after).at(-1)!.detail?.observedBy).toBe("notification");
+  });
+});

@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { io } from "socket.io-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UI_NAMESPACE } from "../../lib/contract/socket";
+import { hashPassword } from "../../lib/server/auth/passwords";
+import { startDashboard, TEST_PASSWORD, waitFor, type Dashboard } from "../harness/stack";
+
+// Issue 10 items 6 and 7: sessions are server-side records (logout, a removed user and a changed role take effect
+// at once, on every dashboard sharing the database), and /api/auth/* refuse cross-site and non-JSON requests.
+let dir: string;
+let usersFile: string;
+let a: Dashboard;
+let b: Dashboard;
+let hash: string;
+
+function writeUsers(users: Array<{ name: string; role: string }>): void {
+  writeFileSync(usersFile, JSON.stringify(users.map((u) => ({ ...u, passwordHash: hash }))));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "lockscope-sessions-"));
+  usersFile = path.join(dir, "users.json");
+  hash = await hashPassword(TEST_PASSWORD);
+  writeUsers([
+    { name: "carol", role: "operator" },
+    { name: "dave", role: "operator" },
+    { name: "erin", role: "operator" },
+  ]);
+  // Two dashboards on one database (and so one session key), as behind a load balancer.
+  const env = { USERS_FILE: usersFile };
+  a = await startDashboard({ dir, env });
+  b = await startDashboard({ dir, env });
+});
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function signIn(d: Dashboard, name: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${d.url}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: d.url },
+    body: JSON.stringify({ name, password: TEST_PASSWORD }),
+  });
+  expect(res.status).toBe(200);
+  const { csrfToken } = (await res.json()) as { csrfToken: string };
+  return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, csrf: csrfToken };
+}
+
+function asBrowser(d: Dashboard, p: string, cookie: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("cookie", cookie);
+  return fetch(`${d.url}${p}`, { ...init, headers });
+}
+
+function logout(d: Dashboard, s: { cookie: string; csrf: string }, headers: Record<string, string> = {}) {
+  return asBrowser(d, "/api/auth/logout", s.cookie, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: d.url, "x-csrf-token": s.csrf, ...headers },
+    body: "{}",
+  });
+}
+
+/** The browsers' socket.io handshake with this cookie: "connected" or the refusal. */
+function uiHandshake(d: Dashboard, cookie: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = io(`${d.url}${UI_NAMESPACE}`, {
+      extraHeaders: { cookie },
+      transports: ["websocket"],
+      reconnection: false,
+      timeout: 5000,
+    });
+    socket.on("connect", () => {
+      socket.close();
+      resolve("connected");
+    });
+    socket.on("connect_error", (err) => {
+      socket.close();
+      resolve(err.message);
+    });
+  });
+}
+
+describe("server-side sessions", () => {
+  it("a session signed in on one dashboard opens the live socket on the other, and not after logout", async () => {
+    const s = await signIn(a, "carol");
+    // B has had no HTTP request with this cookie: the handshake relies on B's once-a-second read of new sessions.
+    await waitFor("B to accept the socket", async () => (await uiHandshake(b, s.cookie)) === "connected", {
+      timeoutMs: 3000,
+    });
+    expect(await logout(a, s).then((r) => r.status)).toBe(200);
+    expect(await uiHandshake(a, s.cookie)).toMatch(/unauthorised/);
+    await waitFor("B to refuse the socket", async () => /unauthorised/.test(await uiHandshake(b, s.cookie)), {
+      timeoutMs: 3000,
+    });
+  });
+
+  it("after logout the old cookie is refused (401), on this dashboard at once and on the other within 2 s", async () => {
+    const s = await signIn(a, "carol");
+    expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(200);
+    // Signed in on A, used on B: the record is in the shared database.
+    expect((await asBrowser(b, "/api/locks", s.cookie)).status).toBe(200);
+
+    expect((await logout(a, s)).status).toBe(200);
+    expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(401);
+    expect((await asBrowser(a, "/api/session", s.cookie)).status).toBe(401);
+    const loggedOutAt = Date.now();
+    await waitFor(
+      "the logout to reach dashboard B",
+      async () => (await asBrowser(b, "/api/locks", s.cookie)).status === 401,
+      {
+        timeoutMs: 2000,
+      },
+    );
+    expect(Date.now() - loggedOutAt).toBeLessThan(2000);
+  });
+
+  it("a user whose role changed gets the new role, and a removed user is refused (401)", async () => {
+    const s = await signIn(a, "dave");
+    expect((await asBrowser(a, "/api/audit", s.cookie)).status).toBe(200);
+    writeUsers([
+      { name: "carol", role: "operator" },
+      { name: "dave", role: "viewer" },
+      { name: "erin", role: "operator" },
+    ]);
+    await waitFor("dave to be a viewer on A", async () => (await asBrowser(a, "/api/audit", s.cookie)).status === 403);
+    await waitFor("dave to be a viewer on B", async () => (await asBrowser(b, "/api/audit", s.cookie)).status === 403);
+    expect(await (await asBrowser(b, "/api/session", s.cookie)).json()).toMatchObject({ name: "dave", role: "viewer" });
+    expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(200);
+
+    writeUsers([
+      { name: "carol", role: "operator" },
+      { name: "erin", role: "operator" },
+    ]);
+    await waitFor("dave to be refused on A", async () => (await asBrowser(a, "/api/locks", s.cookie)).status === 401);
+    await waitFor("dave to be refused on B", async () => (await asBrowser(b, "/api/locks", s.cookie)).status === 401);
+  });
+
+  it("a cookie for a user removed from USERS is refused after a restart with the same session key", async () => {
+    const own = mkdtempSync(path.join(tmpdir(), "lockscope-sessions-restart-"));
+    // Explicit USERS with one hash: a changed password hash would end viewer1's session too (on purpose).
+    let d = await startDashboard({ dir: own, env: { USERS: `operator1:operator:${hash},viewer1:viewer:${hash}` } });
+    try {
+      const s = await signIn(d, "operator1");
+      const kept = await signIn(d, "viewer1");
+      expect((await asBrowser(d, "/api/locks", s.cookie)).status).toBe(200);
+      await d.stop();
+      // Same database and session key; operator1 is gone from USERS.
+      d = await startDashboard({ dir: own, env: { USERS: `viewer1:viewer:${hash}` } });
+      // A tab of viewer1 reconnecting its live socket after the restart, before any HTTP request: still signed in.
+      expect(await uiHandshake(d, kept.cookie)).toBe("connected");
+      expect(await uiHandshake(d, s.cookie)).toMatch(/unauthorised/);
+      expect((await asBrowser(d, "/api/locks", s.cookie)).status).toBe(401);
+      expect((await asBrowser(d, "/api/session", s.cookie)).status).toBe(401);
+      expect((await asBrowser(d, "/api/locks", kept.cookie)).status).toBe(200);
+    } finally {
+      await d.stop();
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("cross-site sign-in and sign-out (login and logout CSRF)", () => {
+  const EVIL = "https://evil.example";
+
+  it("refuses a cross-site login in any form a page on another site can send", async () => {
+    const body = JSON.stringify({ name: "erin", password: TEST_PASSWORD });
+    for (const [headers, refusals] of [
+      [{ "content-type": "text/plain", origin: EVIL }, [403, 415]],
+      [{ "content-type": "application/x-www-form-urlencoded", origin: EVIL }, [403, 415]],
+      [{ "content-type": "application/json", origin: EVIL }, [403]],
+      [{ "content-type": "text/plain;charset=UTF-8", origin: "null" }, [403, 415]],
+      [{ "content-type": "application/json", origin: "null" }, [403]],
+      [{ "content-type": "application/json", "sec-fetch-site": "cross-site" }, [403]],
+      [{ "content-type": "text/plain" }, [415]],
+      [{ "content-type": "multipart/form-data; boundary=x" }, [415]],
+    ] as const) {
+      const res = await fetch(`${a.url}/api/auth/login`, { method: "POST", headers, body });
+      expect(refusals, JSON.stringify(headers)).toContain(res.status);
+      expect(res.headers.get("set-cookie"), JSON.stringify(headers)).toBeNull();
+    }
+    // The page's own request still works.
+    await signIn(a, "erin");
+  });
+
+  it("refuses a cross-site logout: the session stays valid", async () => {
+    const s = await signIn(a, "erin");
+    const attempts: Array<Record<string, string>> = [
+      { "content-type": "text/plain", origin: EVIL },
+      { "content-type": "application/x-www-form-urlencoded", origin: EVIL },
+      { "content-type": "text/plain" },
+      { "content-type": "application/json", "x-csrf-token": "" },
+      { "content-type": "application/json", "x-csrf-token": "wrong" },
+    ];
+    for (const headers of attempts) {
+      const res = await logout(a, s, headers);
+      expect(res.status, JSON.stringify(headers)).toBeGreaterThanOrEqual(403);
+      expect(res.status, JSON.stringify(headers)).toBeLessThanOrEqual(415);
+      expect(res.headers.get("set-cookie"), JSON.stringify(headers)).toBeNull();
+      expect((await asBrowser(a, "/api/locks", s.cookie)).status, JSON.stringify(headers)).toBe(200);
+    }
+    expect((await logout(a, s)).status).toBe(200);
+    expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(401);
+  });
+});

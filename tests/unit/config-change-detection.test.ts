@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { loadAgentConfig } from "../../agent/config";
+import { configError } from "../harness/config-error";
+
+const base = { AGENT_TOKEN: "t".repeat(24) };
+
+describe("Redis change detection settings", () => {
+  it("defaults to tracking, a one-minute sweep and 1% of one Redis core", () => {
+    const c = loadAgentConfig(base);
+    expect(c).toMatchObject({ changeDetection: "track", sweepMs: 60_000, serverTimeBudgetPercent: 1 });
+  });
+
+  it("accepts poll, a fractional budget and 0 for unlimited", () => {
+    const c = loadAgentConfig({ ...base, REDIS_CHANGE_DETECTION: "poll", REDIS_SERVER_TIME_BUDGET_PERCENT: "0.5" });
+    expect(c).toMatchObject({ changeDetection: "poll", serverTimeBudgetPercent: 0.5 });
+    expect(loadAgentConfig({ ...base, REDIS_SERVER_TIME_BUDGET_PERCENT: "0" }).serverTimeBudgetPercent).toBe(0);
+  });
+
+  it.each([
+    ["REDIS_CHANGE_DETECTION", "notify", /expected one of track, poll/],
+    ["REDIS_SERVER_TIME_BUDGET_PERCENT", "1%", /expected a percentage/],
+    ["REDIS_SERVER_TIME_BUDGET_PERCENT", "-1", /expected a percentage/],
+    ["REDIS_SERVER_TIME_BUDGET_PERCENT", "150", /between 0 and 100/],
+    ["REDIS_SWEEP_MS", "10", /between 1000 and/],
+  ])("%s=%s stops the agent with one line naming it", (name, value, message) => {
+    const line = configError(() => loadAgentConfig({ ...base, [name]: value })).message;
+    expect(line).toContain(name);
+    expect(line).toMatch(message);
+  });
+});
