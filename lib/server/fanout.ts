@@ -34,14 +34,14 @@ export interface InterServerEvents {
   ) => void;
 }
 
-/** What the hub calls to hand local agents' live state to the other dashboards. */
+/** What the hub and the gateway call; a single dashboard uses NO_FANOUT. */
 export interface Fanout {
   snapshot(s: AgentSnapshot): void;
   update(u: AgentUpdate): void;
   gone(agentId: string): void;
-  /** The hub's way of showing a live-state change to its browsers (views, sources) and alert scheduling. */
-  bind(apply: (change: LiveChange | null) => void): void;
 }
+
+export const NO_FANOUT: Fanout = { snapshot() {}, update() {}, gone() {} };
 
 /**
  * Which remote agents are stale: pure, so the rule is tested without Redis. `heard` maps agent id to the last
@@ -62,8 +62,6 @@ export interface FanoutConnection {
   adapter: ReturnType<typeof createAdapter>;
   /** Wires the inter-server handlers once the Server exists. */
   attach(io: Server): void;
-  /** Shows a change made here (the leader lock) to this dashboard's browsers, as the hub shows agents' changes. */
-  show(change: LiveChange | null): void;
   close(): Promise<void>;
 }
 
@@ -73,7 +71,11 @@ export function connectFanout(opts: {
   live: LiveState;
   agents: AgentGateway;
   log: (line: string) => void;
-}): FanoutConnection {
+  /** After a remote change of the live state (alert evaluation). */
+  onChange: () => void;
+}): FanoutConnection & { onRemoteChanges(apply: (change: LiveChange | null) => void): void } {
+  // The hub's handler: changes applied here must reach this dashboard's subscribed browser views.
+  let applied: (change: LiveChange | null) => void = () => undefined;
   const pub = new Redis(opts.url, { lazyConnect: false, maxRetriesPerRequest: null });
   const sub = pub.duplicate();
   for (const [name, c] of [
@@ -87,7 +89,6 @@ export function connectFanout(opts: {
   let io: Server | null = null;
   const heard = new Map<string, number>();
   const me = opts.serverId;
-  let apply: (change: LiveChange | null) => void = () => undefined;
 
   const emit = <E extends "fanout:snapshot" | "fanout:update" | "fanout:gone">(
     event: E,
@@ -101,15 +102,13 @@ export function connectFanout(opts: {
     snapshot: (s) => emit("fanout:snapshot", me, s),
     update: (u) => emit("fanout:update", me, { ...u, events: [] }),
     gone: (agentId) => emit("fanout:gone", me, agentId),
-    bind: (fn) => {
-      apply = fn;
-    },
   };
 
   const sweep = setInterval(() => {
     for (const id of staleRemoteAgents(heard, (a) => opts.agents.isConnected(a), Date.now())) {
       heard.delete(id);
-      apply(opts.live.disconnect(id));
+      applied(opts.live.disconnect(id));
+      opts.onChange();
     }
   }, 1000);
   sweep.unref();
@@ -137,23 +136,29 @@ export function connectFanout(opts: {
   return {
     fanout,
     adapter,
+    onRemoteChanges(apply) {
+      applied = apply;
+    },
     attach(server) {
       io = server;
       const on = server.on.bind(server) as (event: string, fn: (...args: never[]) => void) => void;
       on("fanout:snapshot", (_from: string, s: AgentSnapshot) => {
         if (opts.agents.isConnected(s.agentId)) return; // ours now: a late message from its old dashboard
         heard.set(s.agentId, Date.now());
-        apply(opts.live.applySnapshot(s));
+        applied(opts.live.applySnapshot(s));
+        opts.onChange();
       });
       on("fanout:update", (_from: string, u: AgentUpdate) => {
         if (opts.agents.isConnected(u.agentId)) return;
         heard.set(u.agentId, Date.now());
-        apply(opts.live.applyUpdate(u));
+        applied(opts.live.applyUpdate(u));
+        opts.onChange();
       });
       on("fanout:gone", (_from: string, agentId: string) => {
         if (opts.agents.isConnected(agentId)) return;
         heard.delete(agentId);
-        apply(opts.live.disconnect(agentId));
+        applied(opts.live.disconnect(agentId));
+        opts.onChange();
       });
       on(
         "fanout:release",
@@ -167,7 +172,6 @@ export function connectFanout(opts: {
         },
       );
     },
-    show: (change) => apply(change),
     async close() {
       clearInterval(sweep);
       pub.disconnect();
