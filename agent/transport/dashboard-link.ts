@@ -1,11 +1,15 @@
+import { randomUUID } from "node:crypto";
 import { io, type Socket } from "socket.io-client";
 import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import {
+  AGENT_SOCKET_PATH,
+  AGENT_TOKEN_HEADER,
   AGENT_NAMESPACE,
   SNAPSHOT_PART_MAX_BYTES,
   SNAPSHOT_PART_MAX_LOCKS,
   type AgentAck,
+  type AgentHandshake,
   type AgentToServerEvents,
   type ServerToAgentEvents,
 } from "../../lib/contract/socket";
@@ -28,6 +32,17 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
+/** Removed ids per update: 10,000 ids of at most 128 characters stay near 1 MB. */
+const MAX_REMOVED_PER_UPDATE = 10_000;
+
+function* takeFirst<T>(items: Iterable<T>, n: number): Generator<T> {
+  if (n <= 0) return;
+  let i = 0;
+  for (const x of items) {
+    yield x;
+    if (++i >= n) return;
+  }
+}
 
 /**
  * Splits a snapshot's locks into parts of at most maxLocks locks and about maxBytes of JSON each (a part holds at
@@ -57,6 +72,8 @@ export function snapshotParts(
 }
 /** Figures that move at every poll (latencies, clock offsets, scan times) are sent at most this often on their own. */
 export const SOURCES_REFRESH_MS = 2000;
+/** After the dashboard refused the handshake itself (socket.io then stops reconnecting), try again this often. */
+export const REFUSED_RETRY_MS = 5000;
 
 /**
  * What of the sources' status is news at once: up/down, errors, lock counts, node health. Per-poll figures are left
@@ -86,12 +103,18 @@ export class DashboardLink {
   private reportedDrops = 0;
   private sentSources = "";
   private sentSourcesAtMs = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
   connected = false;
 
   constructor(private readonly opts: DashboardLinkOptions) {
     this.buffer = new EventBuffer(opts.bufferEvents);
+    const handshake: AgentHandshake = { token: opts.agentToken, agentId: opts.agentId, instanceId: randomUUID() };
     this.socket = io(`${opts.dashboardUrl}${AGENT_NAMESPACE}`, {
-      auth: { token: opts.agentToken, agentId: opts.agentId },
+      path: AGENT_SOCKET_PATH,
+      // The token also goes in a header: the dashboard checks it before it accepts the websocket at all.
+      extraHeaders: { [AGENT_TOKEN_HEADER]: opts.agentToken },
+      auth: handshake,
       reconnection: true,
       reconnectionDelay: 500,
       reconnectionDelayMax: 10_000,
@@ -123,8 +146,40 @@ export class DashboardLink {
     });
     this.socket.on("connect_error", (err) => {
       this.connected = false;
-      opts.log(`cannot reach dashboard: ${err.message}`);
+      if (!this.socket.active) {
+        // Refused by the dashboard's handshake (a second agent with this id is connected, or a wrong token):
+        // socket.io does not retry by itself after that.
+        opts.log(`dashboard refused this agent: ${err.message}; retrying in ${REFUSED_RETRY_MS / 1000} s`);
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = null;
+          if (!this.closed) this.socket.connect();
+        }, REFUSED_RETRY_MS);
+        this.retryTimer.unref();
+        return;
+      }
+      const detail = describeConnectError(err);
+      void this.refusalReason().then((reason) =>
+        opts.log(`cannot reach dashboard: ${detail}${reason ? `: the dashboard says "${reason}"` : ""}`),
+      );
     });
+  }
+
+  /**
+   * A refused websocket upgrade reaches socket.io-client only as "websocket error" with no reason. The same check
+   * answers a plain HTTP handshake with the reason in JSON, so ask that way (only after a failed connection).
+   */
+  private async refusalReason(): Promise<string | null> {
+    try {
+      const res = await fetch(`${this.opts.dashboardUrl}${AGENT_SOCKET_PATH}/?EIO=4&transport=polling`, {
+        headers: { [AGENT_TOKEN_HEADER]: this.opts.agentToken },
+        signal: AbortSignal.timeout(3000),
+      });
+      if (res.status !== 403) return null;
+      const body = (await res.json()) as { message?: unknown };
+      return typeof body.message === "string" ? body.message.slice(0, 300) : null;
+    } catch {
+      return null;
+    }
   }
 
   get pendingEvents(): number {
@@ -188,10 +243,11 @@ export class DashboardLink {
         const sourcesDue =
           sourcesFingerprint(sources) !== this.sentSources || Date.now() - this.sentSourcesAtMs >= SOURCES_REFRESH_MS;
         if (events.length === 0 && this.upserts.size === 0 && this.removed.size === 0 && !sourcesDue) break;
-        const upserts = [...this.upserts.values()];
-        const removed = [...this.removed];
-        this.upserts.clear();
-        this.removed.clear();
+        // Bounded like a snapshot part: a poll that found 100,000 new locks goes out as many small updates.
+        const upserts = snapshotParts([...takeFirst(this.upserts.values(), SNAPSHOT_PART_MAX_LOCKS)])[0]!;
+        for (const l of upserts) this.upserts.delete(l.id);
+        const removed = [...takeFirst(this.removed.values(), MAX_REMOVED_PER_UPDATE)];
+        for (const id of removed) this.removed.delete(id);
         let ack: AgentAck;
         try {
           ack = await this.socket.timeout(timeout).emitWithAck("agent:update", {
@@ -227,6 +283,15 @@ export class DashboardLink {
   }
 
   close(): void {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.socket.close();
   }
+}
+
+/** socket.io-client's transport errors carry the useful part (the HTTP status, ECONNREFUSED) in `description`. */
+export function describeConnectError(err: Error & { description?: unknown }): string {
+  const d = err.description as { message?: unknown; error?: { message?: unknown } } | string | undefined;
+  const inner = typeof d === "string" ? d : typeof d?.message === "string" ? d.message : d?.error?.message;
+  return typeof inner === "string" && inner !== "" && inner !== err.message ? `${err.message} (${inner})` : err.message;
 }

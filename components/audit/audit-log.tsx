@@ -6,7 +6,17 @@ import { shorten } from "../locks/format";
 import { DataTable } from "../ui/data-table";
 import { OUTCOME_CLASS } from "../release/release-panel";
 
-const OUTCOMES = ["", "released", "dry-run", "nothing-to-do", "refused-owner-changed", "refused", "rejected", "error"];
+const OUTCOMES = [
+  "",
+  "released",
+  "dry-run",
+  "nothing-to-do",
+  "refused-owner-changed",
+  "refused",
+  "rejected",
+  "error",
+  "acknowledged",
+];
 
 async function fetchAudit(query: string): Promise<AuditEntryView[]> {
   const res = await fetch(`/api/audit?${query}`, { cache: "no-store" });
@@ -15,7 +25,10 @@ async function fetchAudit(query: string): Promise<AuditEntryView[]> {
   return ((await res.json()) as { entries: AuditEntryView[] }).entries;
 }
 
-/** Every force-release attempt, newest first, with filters and a CSV export of the same selection. */
+/**
+ * Every force-release attempt and alert acknowledgement, newest first, with filters and a CSV export of the same
+ * selection.
+ */
 export function AuditLog() {
   const [actor, setActor] = useState("");
   const [outcome, setOutcome] = useState("");
@@ -97,8 +110,11 @@ export function AuditLog() {
               {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
               {e.action !== "force-release" ? <span className="block text-xs text-slate-500">{e.action}</span> : null}
             </td>
-            <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={e.resource ?? e.lockId}>
-              {e.resource ?? e.lockId}
+            <td
+              className="max-w-xs truncate px-3 py-1.5 font-mono text-xs"
+              title={e.resource ?? (e.lockId || e.source) ?? ""}
+            >
+              {e.resource ?? (e.lockId || e.source)}
             </td>
             <td className="px-3 py-1.5 font-mono text-xs">{shorten(e.observedOwner, 24)}</td>
             <td className="max-w-sm px-3 py-1.5 text-slate-300">{e.reason}</td>

@@ -79,6 +79,10 @@ export interface ReleaseRequestBody {
   expectedSince?: string;
 }
 
+/** An audit row's outcome: a release attempt's, or "acknowledged" for an alert acknowledgement. */
+export type AuditOutcome = ReleaseOutcome | "acknowledged";
+
+/** An audit row: a force-release or purge-waiter attempt, or an alert acknowledgement ("acknowledge-alert"). */
 export interface AuditEntryView {
   id: string;
   at: string;
@@ -93,7 +97,7 @@ export interface AuditEntryView {
   observedOwner: string | null;
   reason: string;
   dryRun: boolean;
-  outcome: ReleaseOutcome;
+  outcome: AuditOutcome;
   message: string | null;
   perNode: ReleaseNodeResult[];
   clientAddress: string | null;

@@ -1,6 +1,8 @@
 /**
  * socket.io events between agents, the dashboard and browsers. Payloads are single objects that carry their ids.
- * Agents use the "/agent" namespace (token in the handshake), browsers the "/ui" namespace.
+ * Agents and browsers use two separate socket.io servers on one HTTP port, each with its own engine.io path and its
+ * own message size limit: agents the "/agent" namespace under AGENT_SOCKET_PATH (agent token checked in an HTTP
+ * header before the connection is accepted), browsers the "/ui" namespace under UI_SOCKET_PATH.
  */
 import type { Lock, LockEvent, SourceStatus } from "./lock";
 import type { ReleaseCommand, ReleaseResult } from "./release";
@@ -9,6 +11,43 @@ import type { LockCounts } from "./api";
 
 export const AGENT_NAMESPACE = "/agent";
 export const UI_NAMESPACE = "/ui";
+
+/** engine.io path of the browsers' server (socket.io's default, so `io("/ui")` in a page finds it). */
+export const UI_SOCKET_PATH = "/socket.io";
+/** engine.io path of the agents' server: only requests carrying the agent token get past its HTTP handshake. */
+export const AGENT_SOCKET_PATH = "/agent-socket";
+
+/**
+ * Largest message a browser may send: browsers send only small messages (socket.io's connect packet, view
+ * subscriptions whose fields are at most 4096 characters each), so a small limit costs nothing and bounds what an
+ * unauthenticated socket can make the dashboard buffer.
+ */
+export const UI_MAX_MESSAGE_BYTES = 64 * 1024;
+/**
+ * Largest message an authenticated agent may send. Snapshots now go in parts (SNAPSHOT_PART_MAX_BYTES), but an update
+ * still carries every lock that changed since the last delivered message in one message (about 1 KB a lock: several
+ * MB when thousands change at once, or after a slow acknowledgement), so the limit stays where snapshots were sent
+ * under before. Only holders of the agent token get to send anything at all (checked before the websocket is
+ * accepted). Once updates are bounded too, this can come down to a few MB.
+ */
+export const AGENT_MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
+
+/**
+ * HTTP header of the agent's connection request, checked before the websocket is accepted (socket.io's `auth`
+ * object arrives only after the connection is up, too late to keep a large frame from being read).
+ */
+export const AGENT_TOKEN_HEADER = "x-lockscope-agent-token";
+
+/** socket.io `auth` of an agent's connection. */
+export interface AgentHandshake {
+  token: string;
+  agentId: string;
+  /**
+   * Random per agent process (and kept across its reconnects): a reconnect of the same process may replace its own connection that the dashboard has
+   * not yet seen close; a different process with the same agent id is refused while the first is connected.
+   */
+  instanceId: string;
+}
 
 /** Sent on every (re)connect: replaces everything the dashboard holds for this agent. */
 export interface AgentSnapshot {

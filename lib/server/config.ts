@@ -2,12 +2,14 @@ import { ConfigError, readBool, readHttpUrl, readInt, readList, readString, type
 import { DEFAULT_ALERT_RULES, type AlertRulesConfig } from "./alerts/rules";
 import { parseWebhookTargets, type WebhookTarget } from "./alerts/webhooks";
 import { loadAuthConfig, type AuthConfig } from "./auth/principals";
-import { databaseFileUrl } from "./database-url";
+import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
 
 export interface DashboardConfig {
   port: number;
   host: string;
   databaseUrl: string;
+  /** sqlite for a file: URL, postgresql for a postgresql:// URL. */
+  databaseProvider: DatabaseProvider;
   agentToken: string;
   /** Serve the Next.js pages (off for API-only runs such as integration tests). */
   ui: boolean;
@@ -26,6 +28,10 @@ export interface DashboardConfig {
   publicUrl: string | null;
   retentionDays: number;
   rollupRetentionDays: number;
+  /** Redis shared by several dashboards (socket.io adapter and the alerts leader lock); null for one dashboard. */
+  fanoutRedisUrl: string | null;
+  /** Lease of the alerts leader lock. */
+  leaderLeaseMs: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -35,9 +41,9 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   if (agentToken === "")
     throw new ConfigError("AGENT_TOKEN", "is required: agents must present it (npm start generates one)");
   if (agentToken.length < 16) throw new ConfigError("AGENT_TOKEN", "must be at least 16 characters");
-  let databaseUrl: string;
+  let database: ReturnType<typeof parseDatabaseUrl>;
   try {
-    databaseUrl = databaseFileUrl(env.DATABASE_URL);
+    database = parseDatabaseUrl(env.DATABASE_URL);
   } catch (err) {
     throw new ConfigError("DATABASE_URL", err instanceof Error ? err.message.replace(/^DATABASE_URL /, "") : "invalid");
   }
@@ -58,7 +64,8 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
   return {
     port: readInt(env, "PORT", 3000, 0, 65535),
     host,
-    databaseUrl,
+    databaseUrl: database.url,
+    databaseProvider: database.provider,
     agentToken,
     ui: ui === "on",
     auth,
@@ -83,5 +90,19 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     publicUrl,
     retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
+    fanoutRedisUrl: readFanoutUrl(env),
+    leaderLeaseMs: readInt(env, "LEADER_LEASE_MS", 10_000, 1000, 600_000),
   };
+}
+
+function readFanoutUrl(env: Env): string | null {
+  const url = readString(env, "FANOUT_REDIS_URL", "");
+  if (url === "") return null;
+  if (!/^rediss?:\/\/[^/]/.test(url)) {
+    throw new ConfigError(
+      "FANOUT_REDIS_URL",
+      `expected redis://host:port or rediss://…, got ${JSON.stringify(url.slice(0, 40))}`,
+    );
+  }
+  return url;
 }

@@ -1,6 +1,5 @@
-import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import type { Server, ServerOptions } from "socket.io";
 import {
   AGENT_NAMESPACE,
   UI_NAMESPACE,
@@ -15,18 +14,13 @@ import {
 import type { LockEvent } from "../contract/lock";
 import { parseAgentSnapshot, parseAgentUpdate, parseViewSubscribe } from "../contract/validate";
 import type { AgentGateway } from "./agent-gateway";
+import { createSocketServers, sameSecret } from "./socket-servers";
 import type { Authenticator } from "./auth/authenticator";
+import type { Fanout } from "./fanout";
 import type { LiveChange, LiveState } from "./live-state";
 import { parseLockQuery } from "./lock-query";
 import { LockViews } from "./lock-views";
 import type { HistoryStore } from "./store";
-
-function sameSecret(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /**
  * socket.io glue: agents stream into the live state and the history store; browsers subscribe to the views they
@@ -46,17 +40,22 @@ export function attachHub(
     onEvents?: (events: LockEvent[]) => void;
     /** Called after any change of the live state. */
     onChange?: () => void;
+    /** Several dashboards: the socket.io Redis adapter, and where local agents' live state is handed on. */
+    adapter?: ServerOptions["adapter"];
+    fanout?: Fanout;
   },
 ): Server {
-  const io = new Server(http, { maxHttpBufferSize: 50 * 1024 * 1024, serveClient: false });
+  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
+  const { io, agentIo } = createSocketServers(http, deps.agentToken);
+  // Several dashboards: the browsers' server shares broadcasts (alerts, new events) and inter-server messages.
+  if (deps.adapter) io.adapter(deps.adapter);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
-  const agents = io.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
+  const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
     ServerToAgentEvents
   >;
 
   const views = new LockViews(deps.live);
-  io.engine.on("close", () => views.close());
   // Sources are small and every page shows them (header): sent to every tab, only when they changed, coalesced.
   let sentSources = "";
   let sourcesTimer: NodeJS.Timeout | null = null;
@@ -66,26 +65,40 @@ export function attachHub(
     const json = JSON.stringify(sources);
     if (json === sentSources) return;
     sentSources = json;
-    ui.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
+    // Local: with several dashboards each one pushes its own browsers (the state is shared, not the pushes).
+    ui.local.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
   };
   const broadcast = (change: LiveChange | null) => {
     if (change) views.onChange(change);
     sourcesTimer ??= setTimeout(pushSources, 100);
     deps.onChange?.();
-  };
+  }; // Changes other dashboards' agents made to the live state reach this dashboard's browsers the same way.
+  deps.fanout?.bind(broadcast);
 
   agents.use((socket, next) => {
-    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown };
+    const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };
     if (!sameSecret(auth.token, deps.agentToken)) return next(new Error("unauthorised: wrong or missing agent token"));
-    if (typeof auth.agentId !== "string" || auth.agentId === "") return next(new Error("agentId is required"));
+    if (typeof auth.agentId !== "string" || auth.agentId === "" || auth.agentId.length > 128) {
+      return next(new Error("agentId is required (1 to 128 characters)"));
+    }
+    // Without an instance id (an older agent) each connection counts as its own process.
+    const instanceId =
+      typeof auth.instanceId === "string" && auth.instanceId !== "" ? auth.instanceId.slice(0, 128) : socket.id;
+    // One live connection per agent id: release commands must reach the process that reported the lock.
+    const admission = deps.agents.admission(auth.agentId, instanceId);
+    if (!admission.admit) {
+      deps.log(`refused a second connection for agent ${auth.agentId} from ${socket.handshake.address}`);
+      return next(new Error(admission.error));
+    }
     socket.data.agentId = auth.agentId;
+    socket.data.instanceId = instanceId;
     next();
   });
 
   agents.on("connection", (socket) => {
     const agentId = socket.data.agentId as string;
     deps.log(`agent ${agentId} connected`);
-    deps.agents.add(agentId, socket);
+    deps.agents.add(agentId, socket, socket.data.instanceId as string);
     socket.on("agent:snapshot", async (raw, ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentSnapshot(raw);
@@ -100,6 +113,7 @@ export function attachHub(
         }
       }
       broadcast(deps.live.applySnapshot(parsed.value));
+      deps.fanout?.snapshot(parsed.value);
       reply({ ok: true, stored: [] });
     });
     socket.on("agent:update", async (raw, ack) => {
@@ -115,6 +129,7 @@ export function attachHub(
         return reply(refuse("store unavailable; keep the events and retry"));
       }
       broadcast(deps.live.applyUpdate(parsed.value));
+      deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {
         ui.emit("events:new", { events: saved.fresh });
@@ -127,7 +142,10 @@ export function attachHub(
       deps.agents.remove(agentId, socket);
       // Another connection of the same agent may already be up (reconnect races): only mark it gone if none is.
       const stillThere = [...agents.sockets.values()].some((s) => s.id !== socket.id && s.data.agentId === agentId);
-      if (!stillThere) broadcast(deps.live.disconnect(agentId));
+      if (!stillThere) {
+        broadcast(deps.live.disconnect(agentId));
+        deps.fanout?.gone(agentId);
+      }
     });
   });
 

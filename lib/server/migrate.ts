@@ -9,9 +9,30 @@ import {
   ensureDatabaseFolder,
   probeDatabaseFile,
 } from "./database-file";
+import { parseDatabaseUrl, redact } from "./database-url";
+import { migratePostgres, type MigrationResult } from "./pg-migrate";
 
 /**
- * Applies committed migrations (prisma migrate deploy) before the server opens the store, so an upgrade never
+ * Brings the history store's schema up to date before the server opens it: SQLite through `prisma migrate deploy`
+ * (prisma/migrations), PostgreSQL through lib/server/pg-migrate.ts (prisma/postgres/migrations).
+ */
+export async function migrateDatabase(databaseUrl: string, root: string): Promise<MigrationResult | null> {
+  const target = parseDatabaseUrl(databaseUrl);
+  if (target.provider === "sqlite") {
+    applyMigrations(target.url, root);
+    return null;
+  }
+  try {
+    return await migratePostgres(target.url, path.join(root, "prisma", "postgres", "migrations"));
+  } catch (err) {
+    throw new Error(
+      `database migration failed for ${redact(target.url)}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/**
+ * SQLite: applies committed migrations (prisma migrate deploy) before the server opens the store, so an upgrade never
  * runs new code against an old schema. Prisma's JS engine does this offline (../shared/reference/stack.md).
  * The database's folder is created first: a fresh clone has no ./data, and Prisma's JS engine reports a missing
  * folder only as "External error id#0".

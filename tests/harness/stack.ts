@@ -65,13 +65,14 @@ export interface Dashboard extends Proc {
   cleanup(): void;
 }
 
-/** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file. */
+/** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file (or env's DATABASE_URL). */
 export async function startDashboard(
   opts: { ui?: boolean; port?: number; dir?: string; env?: Record<string, string> } = {},
 ): Promise<Dashboard> {
   const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), "lockscope-dash-"));
   const port = opts.port ?? (await freePort());
-  const databaseUrl = `file:${path.join(dir, "lockscope.db")}`;
+  // A DATABASE_URL in env (a PostgreSQL test database) replaces the SQLite file.
+  const databaseUrl = opts.env?.DATABASE_URL ?? `file:${path.join(dir, "lockscope.db")}`;
   const proc = launch("lib/server/main.ts", {
     PORT: String(port),
     DATABASE_URL: databaseUrl,

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import Database from "better-sqlite3";
 import type { EventsResponse } from "../../lib/contract/api";
 import type { RedisServer } from "../harness/redis";
-import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
+import { connectRawAgent } from "../harness/agent-socket";
+import { startRedisStack, stopStack, TEST_AGENT_TOKEN, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
 let redis: RedisServer;
 let dashboard: Dashboard;
@@ -74,12 +75,7 @@ describe("delivery from agent to dashboard", () => {
   });
 
   it("stores a replayed event once (idempotent on the event id)", async () => {
-    const { io } = await import("socket.io-client");
-    const { TEST_AGENT_TOKEN } = await import("../harness/stack");
-    const socket = io(`${dashboard.url}/agent`, {
-      auth: { token: TEST_AGENT_TOKEN, agentId: "replayer" },
-      transports: ["websocket"],
-    });
+    const socket = connectRawAgent(dashboard.url, { agentId: "replayer" });
     const event = {
       id: "replayed-event-0001",
       agentId: "replayer",
@@ -109,21 +105,17 @@ describe("delivery from agent to dashboard", () => {
   });
 
   it("refuses an agent with a wrong token and an invalid message with a clear error", async () => {
-    const { io } = await import("socket.io-client");
-    const { TEST_AGENT_TOKEN } = await import("../harness/stack");
-    const bad = io(`${dashboard.url}/agent`, {
-      auth: { token: "wrong-token-wrong-token", agentId: "x" },
-      transports: ["websocket"],
-      reconnection: false,
+    // The right token in the header gets past the HTTP check; the handshake's own token is checked too.
+    const bad = connectRawAgent(dashboard.url, {
+      agentId: "x",
+      token: "wrong-token-wrong-token",
+      headerToken: TEST_AGENT_TOKEN,
     });
     const err = await new Promise<Error>((resolve) => bad.on("connect_error", resolve));
     bad.close();
     expect(err.message).toContain("unauthorised");
 
-    const good = io(`${dashboard.url}/agent`, {
-      auth: { token: TEST_AGENT_TOKEN, agentId: "y" },
-      transports: ["websocket"],
-    });
+    const good = connectRawAgent(dashboard.url, { agentId: "y" });
     const ack = await good.timeout(5000).emitWithAck("agent:update", { agentId: "y", events: "nope" });
     good.close();
     expect(ack.ok).toBe(false);

@@ -3,24 +3,36 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
-import { applyMigrations, projectRoot } from "../../lib/server/migrate";
+import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import { openStore, type HistoryStore } from "../../lib/server/store";
+import { createTestDatabase } from "../harness/postgres-server";
 
-// The history store against a real SQLite file, migrated the way the dashboard migrates it at start.
-let dir: string;
-let store: HistoryStore;
+// One suite, run against each store (like node-redlock's tests): a real SQLite file, and a fresh database on the
+// machine's PostgreSQL 15, each migrated the way the dashboard migrates it at start.
+interface Setup {
+  name: string;
+  create(): Promise<{ url: string; cleanup(): Promise<void> }>;
+}
 
-beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "lockscope-store-"));
-  const url = `file:${path.join(dir, "store.db")}`;
-  applyMigrations(url, projectRoot);
-  store = openStore(url);
-});
-
-afterAll(async () => {
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const setups: Setup[] = [
+  {
+    name: "sqlite",
+    async create() {
+      const dir = mkdtempSync(path.join(tmpdir(), "lockscope-store-"));
+      return {
+        url: `file:${path.join(dir, "store.db")}`,
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: "postgresql",
+    async create() {
+      const db = await createTestDatabase();
+      return { url: db.url, cleanup: () => db.drop() };
+    },
+  },
+];
 
 const at = "2026-11-29T21:30:12.345Z";
 const ev = (id: string, type: LockEvent["type"], lockId = "L1", heldMs?: number): LockEvent => ({
@@ -36,7 +48,24 @@ const ev = (id: string, type: LockEvent["type"], lockId = "L1", heldMs?: number)
   ...(heldMs !== undefined ? { detail: { heldMs } } : {}),
 });
 
-describe("history store", () => {
+describe.each(setups)("history store on $name", (setup) => {
+  let store: HistoryStore;
+  let url: string;
+  let cleanup: () => Promise<void>;
+  const others: HistoryStore[] = [];
+
+  beforeAll(async () => {
+    ({ url, cleanup } = await setup.create());
+    await migrateDatabase(url, projectRoot);
+    store = openStore(url);
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    for (const o of others) await o.close();
+    await cleanup?.();
+  });
+
   it("stores each event once, reports which were new, and rolls them up per lock and hour", async () => {
     const first = await store.saveEvents([ev("e1-xxxxxxxx", "acquired"), ev("e2-xxxxxxxx", "released", "L1", 500)]);
     expect(first.fresh.map((e) => e.id)).toEqual(["e1-xxxxxxxx", "e2-xxxxxxxx"]);
@@ -106,5 +135,92 @@ describe("history store", () => {
     await store.markFailed(due!.id, "refused", new Date(Date.now() + 60_000));
     expect(await store.dueDeliveries(new Date(), 10)).toEqual([]);
     expect(await store.pendingDeliveries()).toBe(1);
+  });
+
+  it("returns an event as it was stored: time to the millisecond, details, nulls and TTLs", async () => {
+    const e: LockEvent = {
+      id: "round-trip-xxxxxxxx",
+      agentId: "agent-7",
+      type: "owner-changed",
+      lockId: "RT",
+      backend: "redlock",
+      source: "group:default",
+      resource: "orders:42",
+      owner: null,
+      previousOwner: "tok-1",
+      library: "node-redlock",
+      ttlMs: 2_000_000_000,
+      at: "2026-12-01T08:15:30.007Z",
+      detail: { observedBy: "poll", afterExpiry: true, heldMs: 1234.5 },
+    };
+    await store.saveEvents([e]);
+    expect(await store.listEvents({ lockId: "RT", limit: 5 })).toEqual([e]);
+    expect(
+      await store.listEvents({ resource: "orders:42", since: new Date("2026-12-01T08:15:30.008Z"), limit: 5 }),
+    ).toEqual([]);
+  });
+
+  // Two dashboards on PostgreSQL; on SQLite (one dashboard per file) two agents' batches on the one dashboard.
+  it("stores overlapping batches written at once exactly once, counted once", async () => {
+    let other = store;
+    if (setup.name === "postgresql") {
+      other = openStore(url);
+      others.push(other);
+    }
+    const batch = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => ({
+        ...ev(`twice-${String(from + i).padStart(5, "0")}-xxxxxxxx`, "acquired", `T${(from + i) % 50}`),
+        at: "2026-12-01T09:10:00.000Z",
+      }));
+    const before = await store.countEvents();
+    // The same agent's replay reaching two dashboards (it reconnected elsewhere) while the first is still storing.
+    const results = await Promise.all([
+      store.saveEvents(batch(0, 3000)),
+      other.saveEvents(batch(1500, 4500)),
+      store.saveEvents(batch(1000, 2000)),
+    ]);
+    expect(await store.countEvents()).toBe(before + 4500);
+    const freshIds = results.flatMap((r) => r.fresh.map((e) => e.id));
+    expect(freshIds).toHaveLength(4500);
+    expect(new Set(freshIds).size).toBe(4500);
+    expect(results.map((r) => r.stored.length)).toEqual([3000, 3000, 1000]);
+    const rows = (await store.hourlyRollups(new Date("2026-12-01T09:00:00Z"))).filter((r) => r.lockId.startsWith("T"));
+    expect(rows).toHaveLength(50);
+    expect(rows.reduce((n, r) => n + r.acquisitions, 0)).toBe(4500);
+  });
+
+  it("records force-release attempts and lists them newest first", async () => {
+    const entry = {
+      actor: "op",
+      role: "operator",
+      via: "token",
+      action: "release",
+      lockId: "L1",
+      backend: "redis",
+      source: "s",
+      resource: "orders:42",
+      observedOwner: "tok",
+      reason: "stuck",
+      dryRun: false,
+      outcome: "released" as const,
+      message: null,
+      perNode: [{ node: "n1", outcome: "released" as const }],
+      clientAddress: "127.0.0.1",
+    };
+    const first = await store.addAudit(entry);
+    const second = await store.addAudit({ ...entry, outcome: "refused-owner-changed" as const });
+    const listed = await store.listAudit({ resource: "orders", limit: 10 });
+    expect(listed.map((a) => a.id)).toEqual(
+      Date.parse(second.at) >= Date.parse(first.at) ? [second.id, first.id] : [first.id, second.id],
+    );
+    expect(listed[0]!.perNode).toEqual([{ node: "n1", outcome: "released" }]);
+  });
+
+  it("applies no migration twice: a restart's migration of an up-to-date store changes nothing", async () => {
+    await store.close();
+    const again = await migrateDatabase(url, projectRoot);
+    store = openStore(url);
+    if (setup.name === "postgresql") expect(again).toEqual({ applied: [], unknown: [] });
+    expect(await store.countEvents()).toBeGreaterThan(0);
   });
 });

@@ -63,10 +63,33 @@ describe("dashboard configuration", () => {
       ui: true,
     });
   });
-  it("rejects a non-file DATABASE_URL for the SQLite build", () => {
-    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgres://127.0.0.1/x" })).variable).toBe(
+  it("selects PostgreSQL for a postgresql:// or postgres:// DATABASE_URL", () => {
+    for (const url of ["postgresql://root@127.0.0.1:5432/lockscope", "postgres://127.0.0.1/x"]) {
+      expect(loadDashboardConfig({ ...base, DATABASE_URL: url })).toMatchObject({
+        databaseUrl: url,
+        databaseProvider: "postgresql",
+      });
+    }
+    expect(loadDashboardConfig(base).databaseProvider).toBe("sqlite");
+  });
+  it("rejects a DATABASE_URL of another kind, naming the variable and without echoing a password", () => {
+    const err = configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "mysql://u:hunter2@127.0.0.1/x" }));
+    expect(err.variable).toBe("DATABASE_URL");
+    expect(err.message).toContain("postgresql://");
+    expect(err.message).not.toContain("hunter2");
+    expect(configError(() => loadDashboardConfig({ ...base, DATABASE_URL: "postgresql://" })).variable).toBe(
       "DATABASE_URL",
     );
+  });
+  it("reads FANOUT_REDIS_URL and the leader lease, refusing anything but a redis:// URL", () => {
+    expect(loadDashboardConfig(base)).toMatchObject({ fanoutRedisUrl: null, leaderLeaseMs: 10_000 });
+    expect(
+      loadDashboardConfig({ ...base, FANOUT_REDIS_URL: "redis://127.0.0.1:6390", LEADER_LEASE_MS: "3000" }),
+    ).toMatchObject({ fanoutRedisUrl: "redis://127.0.0.1:6390", leaderLeaseMs: 3000 });
+    expect(configError(() => loadDashboardConfig({ ...base, FANOUT_REDIS_URL: "127.0.0.1:6390" })).variable).toBe(
+      "FANOUT_REDIS_URL",
+    );
+    expect(configError(() => loadDashboardConfig({ ...base, LEADER_LEASE_MS: "10" })).variable).toBe("LEADER_LEASE_MS");
   });
   it("rejects a short agent token", () => {
     expect(configError(() => loadDashboardConfig({ AGENT_TOKEN: "short" })).message).toContain("at least 16");

@@ -70,7 +70,17 @@ export class WebhookSender {
   ) {}
 
   start(intervalMs = 1000): void {
-    this.timer = setInterval(() => void this.tick(), intervalMs);
+    // A store that is briefly unreachable (a PostgreSQL restart) fails one tick; the next one retries. Never let
+    // that rejection go unhandled: it would end the dashboard process.
+    this.timer = setInterval(
+      () =>
+        void this.tick().catch((err: unknown) =>
+          this.log(
+            `webhook delivery paused: ${err instanceof Error ? err.message.trim().split("\n").pop() : String(err)}`,
+          ),
+        ),
+      intervalMs,
+    );
     this.timer.unref();
   }
 

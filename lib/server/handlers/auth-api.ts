@@ -2,6 +2,7 @@ import { crossOriginReason } from "../auth/origin";
 import { sessionCookie } from "../auth/session";
 import { isJsonContentType } from "../content-type";
 import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
+import { checkBody, loginSchema } from "../../contract/requests";
 
 export interface SessionInfo {
   name: string;
@@ -43,11 +44,9 @@ export async function signIn(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer>
   const wait = deps.signInLimiter.take(req.clientAddress);
   if (wait > 0)
     return fail(429, "too many sign-in attempts; try again later", { "retry-after": String(Math.ceil(wait / 1000)) });
-  const body = (await req.json()) as { name?: unknown; password?: unknown } | null;
-  if (typeof body?.name !== "string" || typeof body.password !== "string" || body.password.length > 1024) {
-    return fail(400, "send JSON { name, password }");
-  }
-  const result = await deps.auth.signIn(body.name, body.password);
+  const checked = checkBody(loginSchema, await req.json());
+  if (!checked.ok) return fail(400, `send JSON { name, password }: ${checked.error}`);
+  const result = await deps.auth.signIn(checked.value.name, checked.value.password);
   if (!result) return fail(401, "wrong name or password");
   return {
     status: 200,
