@@ -18,18 +18,20 @@ if [ ! -f .next/BUILD_ID ] || [ ! -f dist/start.mjs ] || [ -n "$stale" ]; then
 fi
 
 demo_pid=""
+db_demo_pid=""
 redis_pid=""
 start_pid=""
 stop_pid() {
   [ -n "$1" ] || return 0
   kill "$1" 2>/dev/null || return 0
-  for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$1" 2>/dev/null || true
 }
 cleanup() {
   trap - EXIT INT TERM
   # The workload first: it must not see its redis-server vanish under it.
   stop_pid "$demo_pid"
+  stop_pid "$db_demo_pid"
   stop_pid "$start_pid"
   stop_pid "$redis_pid"
   [ -n "${demo_dir:-}" ] && rm -rf "$demo_dir"
@@ -62,7 +64,7 @@ if [ -z "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ] && [ "${LOCKSCOPE_DB_DEMO:-on}" !=
     echo "lockscope: watching database locks on ${POSTGRES_URLS:-} ${MYSQL_URLS:-} with a demo workload"
     # tsx itself, not npx: SIGTERM from the cleanup must reach the script so it drops its demo database.
     node_modules/.bin/tsx scripts/demo-db-locks.ts &
-    pids+=($!)
+    db_demo_pid=$!
   fi
 fi
 

@@ -10,8 +10,15 @@ export default function DashboardLayout({ children }: { children: ReactNode }) {
   return (
     <SessionProvider>
       <LiveLocksProvider>
+        {/* Keyboard users skip the header's navigation straight to the page (first focusable element). */}
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-sky-600 focus:px-3 focus:py-1 focus:text-white"
+        >
+          Skip to content
+        </a>
         <Header />
-        <main className="mx-auto max-w-screen-2xl px-4 py-4">
+        <main id="main" tabIndex={-1} className="mx-auto max-w-screen-2xl px-4 py-4">
           <LiveFrame>{children}</LiveFrame>
         </main>
         <AlertToasts />

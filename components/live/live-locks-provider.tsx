@@ -14,7 +14,7 @@ import {
 import { io, type Socket } from "socket.io-client";
 import type { AlertView } from "@/lib/contract/alerts";
 import type { LockCounts } from "@/lib/contract/api";
-import type { Lock, LockEvent, SourceStatus } from "@/lib/contract/lock";
+import type { LockEvent, SourceStatus } from "@/lib/contract/lock";
 import { liveFreshness } from "./freshness";
 import {
   UI_NAMESPACE,
@@ -24,12 +24,9 @@ import {
   type ViewAck,
   type ViewUpdate,
 } from "@/lib/contract/socket";
+import { applyViewUpdate, type LiveLock } from "./view-model";
 
-/** A lock as received, with the browser's own clock at receipt so TTLs count down without trusting other clocks. */
-export interface LiveLock {
-  lock: Lock;
-  receivedAt: number;
-}
+export type { LiveLock };
 
 export type ConnectionState = "connecting" | "live" | "reconnecting";
 
@@ -190,22 +187,6 @@ export interface LockView {
 const EMPTY_COUNTS: LockCounts = { byBackend: {}, byHazard: {} };
 let viewSeq = 0;
 
-/** Applies one view update to the rows a panel holds: pure, exported for tests. */
-export function applyViewUpdate(
-  prev: { byId: Map<string, LiveLock>; order: string[] },
-  u: ViewUpdate,
-  receivedAt: number,
-): { byId: Map<string, LiveLock>; order: string[] } {
-  if (u.full) {
-    return { byId: new Map(u.locks.map((l) => [l.id, { lock: l, receivedAt }])), order: u.locks.map((l) => l.id) };
-  }
-  const byId = new Map(prev.byId);
-  for (const id of u.removed) byId.delete(id);
-  for (const l of u.locks) byId.set(l.id, { lock: l, receivedAt });
-  const order = u.order ?? prev.order.filter((id) => byId.has(id));
-  return { byId, order };
-}
-
 /**
  * Subscribes to one view of the live locks while mounted: the server sends the window (offset, limit) of the
  * filtered, sorted locks, then only its changes. A new query replaces the view in place (rows stay until the new
@@ -213,7 +194,6 @@ export function applyViewUpdate(
  */
 export function useLockView(query: LockViewQuery | null): LockView {
   const { subscribeView } = useLiveLocks();
-  const [viewId] = useState(() => `v${++viewSeq}`);
   const [state, setState] = useState<LockView>({
     rows: [],
     offset: 0,
@@ -228,6 +208,9 @@ export function useLockView(query: LockViewQuery | null): LockView {
   useEffect(() => {
     if (key === null) return;
     const q = JSON.parse(key) as LockViewQuery;
+    // A new id per query: a late update of the previous window can never be taken for the new one.
+    const viewId = `v${++viewSeq}`;
+    held.current = { ...held.current, seq: 0 };
     return subscribeView(viewId, q, {
       onUpdate(u, receivedAt) {
         if (u.seq <= held.current.seq) return;
@@ -246,7 +229,7 @@ export function useLockView(query: LockViewQuery | null): LockView {
         if (!a.ok) setState((s) => ({ ...s, ready: true, error: a.error ?? "the view was refused" }));
       },
     });
-  }, [key, viewId, subscribeView]);
+  }, [key, subscribeView]);
   return state;
 }
 

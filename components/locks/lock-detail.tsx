@@ -10,6 +10,7 @@ import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { QuorumPanel } from "../redlock/quorum-panel";
 import { PurgeWaiter } from "../release/purge-waiter";
 import { OUTCOME_CLASS, ReleasePanel } from "../release/release-panel";
+import { OUTCOME_LABEL } from "../release/release-words";
 import { QueuePanel } from "../zookeeper/queue-panel";
 import { RELEASE_ROLE, type ReleaseResult } from "@/lib/contract/release";
 import { DbLockPanel } from "../database/db-lock-panel";
@@ -157,7 +158,7 @@ export function LockDetail({ id }: { id: string }) {
           role="status"
           data-testid="release-result"
         >
-          {releaseResult.outcome}: {releaseResult.message}
+          {OUTCOME_LABEL[releaseResult.outcome] ?? releaseResult.outcome}: {releaseResult.message}
           {releaseResult.perNode.length > 1
             ? ` (${releaseResult.perNode.map((n) => `${n.node}: ${n.outcome}`).join(", ")})`
             : ""}

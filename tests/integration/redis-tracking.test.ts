@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
 import { waitFor } from "../harness/ports";
+
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
 
 /**
  * Change detection by server-assisted client tracking against a real redis-server, side by side with polling:
@@ -52,7 +57,7 @@ describe("client tracking against a real redis-server, compared with polling", (
   });
 
   it("renewal, owner change, compare-and-delete release and expiry give the same events in both modes", async () => {
-    c.defineCommand("releaseLock", loadLua("compare-and-delete"));
+    c.defineCommand("releaseLock", APP_RELEASE);
     const release = (k: string, t: string) =>
       (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
     const key = `${prefix}:lock:orders`;

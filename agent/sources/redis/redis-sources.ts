@@ -20,7 +20,6 @@ import { RedisSource } from "./redis-source";
 import { ReplicationWatcher } from "./replication-watcher";
 import { bcastPrefixes } from "./bcast-prefixes";
 import { startClientTracking, type ClientTracking } from "./client-tracking";
-import { ServerTimeBudget } from "./server-time-budget";
 
 export interface RedisSourcesOptions {
   agentId: string;
@@ -44,7 +43,7 @@ export interface RedisSourcesOptions {
   clusterRefreshMs: number;
   /** Changes seen between polls (keyspace notifications) are published through this. */
   push: (output: TrackerOutput) => void;
-  /** REDIS_CHANGE_DETECTION (standalone nodes; cluster masters are polled). Default poll. */
+  /** REDIS_CHANGE_DETECTION, per node (each cluster master on its own). Default poll. */
   changeDetection?: "track" | "poll";
   /** REDIS_SWEEP_MS: the safety sweep's period in track mode. */
   sweepMs?: number;
@@ -187,9 +186,6 @@ class RedisTargetSource implements WatchedSource {
       ...this.sourceOptions(),
       sourceId: this.target.id,
       annotator: watcher,
-      budget: new ServerTimeBudget((this.opts.serverTimeBudgetPercent ?? 0) / 100),
-      ...(this.opts.sweepMs !== undefined ? { sweepMs: this.opts.sweepMs } : {}),
-      push: this.opts.push,
     });
     source.setConnection(this.client.status === "ready", this.error);
     // One batcher for both announcers (keyspace notifications, tracking invalidations): a key named by both is
@@ -201,29 +197,41 @@ class RedisTargetSource implements WatchedSource {
       () => source.resync(),
     );
     const notifications = this.subscribe(this.target.url, this.target.db, source, batcher);
-    const tracking = this.opts.changeDetection === "track" ? this.track(source, batcher) : null;
+    const tracking =
+      this.opts.changeDetection === "track"
+        ? this.track(source, batcher, this.target.url, this.client, this.target.id)
+        : null;
     if (!tracking) source.setChangeDetection("poll");
     this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop, tracking };
     await Promise.all([notifications.ready, tracking?.ready]);
   }
 
-  /** CLIENT TRACKING for a standalone node; its state switches the source between track and poll, logged once. */
-  private track(source: RedisSource, batcher: NotificationBatcher): ClientTracking {
+  /**
+   * CLIENT TRACKING for one node (a standalone node or a cluster master) on its reading connection; its state
+   * switches the source between track and poll, logged once per change.
+   */
+  private track(
+    source: RedisSource,
+    batcher: NotificationBatcher,
+    url: string,
+    reader: Redis,
+    label: string,
+  ): ClientTracking {
     let last = "";
     const prefixes = bcastPrefixes(this.opts.lockPatterns);
     return startClientTracking({
-      url: this.target.url,
-      reader: this.client,
+      url,
+      reader,
       prefixes,
       commandTimeoutMs: this.opts.commandTimeoutMs,
       onKeys: (keys) => keys.forEach((k) => batcher.add(k)),
       onFlush: () => source.resync(),
-      log: (line) => this.opts.log(`${this.target.id}: ${line}`),
+      log: (line) => this.opts.log(`${label}: ${line}`),
       onState: (state) => {
         if (state.live) {
           source.setChangeDetection("track", state.note);
           const line = `change detection: CLIENT TRACKING${prefixes.length ? ` (BCAST ${prefixes.join(", ")})` : ""}`;
-          if (line !== last) this.opts.log(`${this.target.id}: ${line}`);
+          if (line !== last) this.opts.log(`${label}: ${line}`);
           last = line;
           return;
         }
@@ -231,7 +239,7 @@ class RedisTargetSource implements WatchedSource {
         const line = state.refused
           ? `${state.reason}; change detection falls back to polling within the server-time budget`
           : `client tracking not live (${state.reason}); polling meanwhile`;
-        if (line !== last) this.opts.log(`${this.target.id}: ${line}`);
+        if (line !== last) this.opts.log(`${label}: ${line}`);
         last = line;
       },
     });
@@ -247,6 +255,10 @@ class RedisTargetSource implements WatchedSource {
       valuePreviewBytes: this.opts.valuePreviewBytes,
       maxHoldMs: this.opts.maxHoldMs,
       ...(this.opts.hazardMemoryMs !== undefined ? { hazardMemoryMs: this.opts.hazardMemoryMs } : {}),
+      // Each node (each cluster master) has a budget of its own: the budget is a share of that server's core.
+      serverTimeBudgetFraction: (this.opts.serverTimeBudgetPercent ?? 0) / 100,
+      ...(this.opts.sweepMs !== undefined ? { sweepMs: this.opts.sweepMs } : {}),
+      push: this.opts.push,
     };
   }
 
@@ -256,6 +268,8 @@ class RedisTargetSource implements WatchedSource {
     const base = new URL(this.target.url);
     base.pathname = "/0";
     const baseUrl = base.toString();
+    // Each master's reading connection, for CLIENT TRACKING on it (tracking belongs to a connection).
+    const readers = new Map<string, Redis>();
     return new RedisClusterSource({
       seedId: this.target.id,
       seedNode: this.node,
@@ -272,17 +286,42 @@ class RedisTargetSource implements WatchedSource {
           commandTimeoutMs: this.opts.commandTimeoutMs,
           onStatus,
         });
+        readers.set(address, client);
         return {
           lock: new IoredisLockPort(client),
           node: new IoredisNodePort(client),
           release: new IoredisReleasePort(client),
           ready: client.connect().catch(() => undefined),
-          close: () => client.disconnect(),
+          close: () => {
+            if (readers.get(address) === client) readers.delete(address);
+            client.disconnect();
+          },
         };
       },
       watch: (address, node) =>
         this.watcher(nodeUrl(address, baseUrl, this.opts.addressMap), nodeId(address, baseUrl), node, true),
-      subscribe: (address, src) => this.subscribe(nodeUrl(address, baseUrl, this.opts.addressMap), 0, src).stop,
+      // Per master, and again for the promoted replica after a failover: notifications and client tracking.
+      subscribe: (address, src) => {
+        const url = nodeUrl(address, baseUrl, this.opts.addressMap);
+        const batcher = new NotificationBatcher(
+          async (keys) => this.opts.push(await src.refreshNotified(keys)),
+          5,
+          10_000,
+          () => src.resync(),
+        );
+        const notifications = this.subscribe(url, 0, src, batcher);
+        const reader = readers.get(address);
+        const tracking =
+          this.opts.changeDetection === "track" && reader
+            ? this.track(src, batcher, url, reader, `${redact(url)} (cluster master)`)
+            : null;
+        if (!tracking) src.setChangeDetection("poll");
+        return () => {
+          notifications.stop();
+          tracking?.close();
+          batcher.close();
+        };
+      },
     });
   }
 
