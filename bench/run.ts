@@ -2,7 +2,8 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all seven measurements, about twelve minutes
+ *   npm run bench                         all nine measurements, about twenty minutes
+ *   npm run bench -- --only=startup       start-up time and idle RSS, tsx against the compiled dist/ (npm run build)
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
  *
@@ -19,6 +20,7 @@ import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
 import { measureIngest } from "./ingest";
+import { measureLocksTable } from "./locks-table";
 import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
 import { seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
 import { keyspaceNotificationSupport } from "./support/agent-features";
@@ -27,13 +29,24 @@ import { currentLoad, machineFacts } from "./support/machine";
 import { killOwnDescendantsSync } from "./support/processes";
 import type { SectionResult } from "./support/result";
 import { connectViewer } from "./support/ui-socket";
+import { measureStartup } from "./startup";
 import { measureZookeeper } from "./zookeeper-view";
 
 const root = path.resolve(import.meta.dirname, "..");
 const TOTAL_KEYS = 1_000_000;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
-const WATCHDOG_MS = 30 * 60_000;
-const SECTIONS = ["discovery", "impact", "events", "memory", "tracking", "zookeeper", "ingest"] as const;
+const WATCHDOG_MS = 45 * 60_000;
+const SECTIONS = [
+  "discovery",
+  "impact",
+  "events",
+  "memory",
+  "tracking",
+  "zookeeper",
+  "ingest",
+  "startup",
+  "table",
+] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
   discovery: "Discovery scan",
@@ -43,6 +56,8 @@ const TITLES: Record<SectionId, string> = {
   tracking: "Change detection: poll vs track",
   zookeeper: "ZooKeeper",
   ingest: "Ingest from many agents",
+  startup: "Start-up and idle memory",
+  table: "Locks table at 10 k and 100 k locks",
 };
 
 const started = performance.now();
@@ -156,6 +171,14 @@ async function main(): Promise<number> {
     }
     // Its own dashboards (one on SQLite, one on PostgreSQL), after the others have stopped theirs' load.
     sections.push(await section("ingest", only, () => measureIngest({ cleanup }, log)));
+    if (only.has("startup")) {
+      const small = await startRedis();
+      const stopSmall = cleanup.add("redis-server (startup)", () => small.stop());
+      sections.push(await section("startup", only, () => measureStartup(small, log)));
+      await stopSmall();
+    } else sections.push(skipped("startup"));
+    // Its own redis-server, agents and dashboards with pages, and Chromium: last, with the machine otherwise idle.
+    sections.push(await section("table", only, () => measureLocksTable(cleanup, log)));
   } finally {
     log("stopping servers");
     await cleanup.runAll(log);

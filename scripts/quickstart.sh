@@ -18,18 +18,20 @@ if [ ! -f .next/BUILD_ID ] || [ ! -f dist/start.mjs ] || [ -n "$stale" ]; then
 fi
 
 demo_pid=""
+db_demo_pid=""
 redis_pid=""
 start_pid=""
 stop_pid() {
   [ -n "$1" ] || return 0
   kill "$1" 2>/dev/null || return 0
-  for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$1" 2>/dev/null || true
 }
 cleanup() {
   trap - EXIT INT TERM
   # The workload first: it must not see its redis-server vanish under it.
   stop_pid "$demo_pid"
+  stop_pid "$db_demo_pid"
   stop_pid "$start_pid"
   stop_pid "$redis_pid"
   [ -n "${demo_dir:-}" ] && rm -rf "$demo_dir"
@@ -62,8 +64,16 @@ if [ -z "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ] && [ "${LOCKSCOPE_DB_DEMO:-on}" !=
     echo "lockscope: watching database locks on ${POSTGRES_URLS:-} ${MYSQL_URLS:-} with a demo workload"
     # tsx itself, not npx: SIGTERM from the cleanup must reach the script so it drops its demo database.
     node_modules/.bin/tsx scripts/demo-db-locks.ts &
-    pids+=($!)
+    db_demo_pid=$!
   fi
+fi
+
+# Demo of every backend (scripts/demo/every-backend.ts): a Redlock group of five throwaway redis-servers, a ZooKeeper
+# when installed, the seeds' "grab an order" race. It stops itself and all it started when this script is gone.
+if [ -n "${demo_dir:-}" ] && [ -z "${REDLOCK_NODES:-}${ZK_CONNECT:-}" ]; then
+  LOCKSCOPE_STOP_WITH_PID=$$ npx tsx scripts/demo/every-backend.ts "$demo_dir/backends.env" &
+  for _ in $(seq 1 900); do [ -s "$demo_dir/backends.env" ] && break; sleep 0.1; done
+  if [ -s "$demo_dir/backends.env" ]; then . "$demo_dir/backends.env"; fi
 fi
 
 echo "lockscope: open http://127.0.0.1:${PORT:-3000}"

@@ -45,7 +45,9 @@ export function loadDbLockSettings(env: Env): DbLockSettings {
     statementTimeoutMs: readInt(env, "DB_STATEMENT_TIMEOUT_MS", 2000, 50, 60_000),
     maxLocks: readInt(env, "DB_MAX_LOCKS", 50_000, 1, 1_000_000),
     showQueries: readBool(env, "SHOW_QUERIES", false),
-    queryChars: readInt(env, "DB_QUERY_CHARS", 200, 16, 4096),
+    // The escaped text is cut at this many characters plus a short note of what was cut: it must fit the
+    // contract's 4096-character fields.
+    queryChars: readInt(env, "DB_QUERY_CHARS", 200, 16, 4000),
   };
 }
 

@@ -4,6 +4,7 @@ import { useState } from "react";
 import type { Lock } from "@/lib/contract/lock";
 import type { ReleaseResult } from "@/lib/contract/release";
 import { postJson, useSession } from "../auth/session-provider";
+import { OUTCOME_LABEL, releaseBlocker } from "./release-words";
 import { stalenessReasons } from "./staleness";
 
 export const OUTCOME_CLASS: Record<string, string> = {
@@ -79,7 +80,9 @@ export function ReleasePanel({
   const reasons = stalenessReasons(lock, heldMs);
   const ownerChanged =
     lock.owner !== observedOwner || lock.since !== observedSince || lock.ownerFingerprint !== observedFingerprint;
-  const ready = reason.trim().length >= 3 && confirm === lock.resource && !busy && !ownerChanged;
+  const dryBlocked = releaseBlocker({ busy, reason, confirmed: true, ownerChanged: false });
+  const releaseBlocked = releaseBlocker({ busy, reason, confirmed: confirm === lock.resource, ownerChanged });
+  const ready = releaseBlocked === null;
   return (
     <section className="space-y-3 rounded border border-rose-500/40 bg-rose-950/20 p-4" data-testid="release-panel">
       <h2 className="text-sm font-semibold uppercase tracking-wide text-rose-300">Force release</h2>
@@ -104,28 +107,6 @@ export function ReleasePanel({
           The owner changed while this panel was open. Close it and look again.
         </p>
       ) : null}
-      <div>
-        <button
-          type="button"
-          disabled={busy || reason.trim().length < 3}
-          onClick={() => void call(true)}
-          className="rounded border border-slate-600 px-3 py-1 text-sm hover:bg-slate-800 disabled:opacity-40"
-        >
-          Dry run: show what would be deleted
-        </button>
-        {plan ? (
-          <div className="mt-2 text-sm" data-testid="release-plan">
-            <p className={OUTCOME_CLASS[plan.outcome] ?? "text-amber-300"}>
-              {plan.outcome}: {plan.message}
-            </p>
-            <ul className="ml-5 list-disc font-mono text-xs text-slate-300">
-              {plan.plan.map((s) => (
-                <li key={s}>{s}</li>
-              ))}
-            </ul>
-          </div>
-        ) : null}
-      </div>
       <label className="block text-sm text-slate-400">
         Reason (kept in the audit log)
         <textarea
@@ -137,6 +118,35 @@ export function ReleasePanel({
           className="mt-1 w-full rounded border border-slate-700 bg-slate-950 px-2 py-1 text-slate-100"
         />
       </label>
+      <div>
+        <button
+          type="button"
+          disabled={dryBlocked !== null}
+          title={dryBlocked ?? undefined}
+          aria-describedby={dryBlocked ? "dry-run-why" : undefined}
+          onClick={() => void call(true)}
+          className="rounded border border-slate-600 px-3 py-1 text-sm hover:bg-slate-800 disabled:opacity-40"
+        >
+          Dry run: show what would be deleted
+        </button>
+        {dryBlocked ? (
+          <span id="dry-run-why" className="ml-2 text-xs text-slate-400">
+            {dryBlocked}
+          </span>
+        ) : null}
+        {plan ? (
+          <div className="mt-2 text-sm" data-testid="release-plan">
+            <p className={OUTCOME_CLASS[plan.outcome] ?? "text-amber-300"}>
+              {OUTCOME_LABEL[plan.outcome] ?? plan.outcome}: {plan.message}
+            </p>
+            <ul className="ml-5 list-disc font-mono text-xs text-slate-300">
+              {plan.plan.map((s) => (
+                <li key={s}>{s}</li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
+      </div>
       <label className="block text-sm text-slate-400">
         Type the resource name to confirm: <span className="font-mono text-slate-200">{lock.resource}</span>
         <input
@@ -150,6 +160,8 @@ export function ReleasePanel({
         <button
           type="button"
           disabled={!ready}
+          title={releaseBlocked ?? undefined}
+          aria-describedby={releaseBlocked ? "release-why" : undefined}
           onClick={() => void call(false)}
           className="rounded bg-rose-600 px-3 py-1 text-sm font-semibold text-white hover:bg-rose-500 disabled:opacity-40"
         >
@@ -159,6 +171,11 @@ export function ReleasePanel({
           Cancel
         </button>
       </div>
+      {releaseBlocked ? (
+        <p id="release-why" className="text-xs text-slate-400">
+          {releaseBlocked}
+        </p>
+      ) : null}
     </section>
   );
 }

@@ -224,7 +224,13 @@ function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {
 
 /** Pages anyone may load: the sign-in page and the static assets it needs. */
 function isPublicPage(pathname: string): boolean {
-  return pathname === "/login" || pathname.startsWith("/_next/") || pathname === "/favicon.ico";
+  return (
+    pathname === "/login" ||
+    pathname.startsWith("/_next/") ||
+    pathname === "/favicon.ico" ||
+    // Next.js serves app/icon.svg here and links it from every page, the sign-in page included.
+    /^\/icon(?:\.svg|-[\w-]+\.svg)?$/.test(pathname)
+  );
 }
 
 /**

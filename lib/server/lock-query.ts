@@ -2,12 +2,13 @@
  * The query language of the live locks (`GET /api/locks` and the browsers' view subscriptions): parameters in,
  * a validated query out, or the parameter that is wrong and why (a 400 that names it). Pure.
  */
+import { BACKENDS } from "../contract/lock";
 
 export const SORT_KEYS = ["resource", "ttl", "held", "waiters", "hazards"] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-/** Backends a filter may name: today's sources and the database ones of the public contract. */
-export const BACKENDS = ["redis", "redlock", "zookeeper", "postgres", "mysql"] as const;
+/** Backends a filter may name: the contract's one list (re-exported for the callers of this module). */
+export { BACKENDS };
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -35,10 +36,13 @@ export interface LockSort {
   desc: boolean;
 }
 
-/** A position in one sort order: the last row's sort value and id (keyset paging: stable while locks come and go). */
+/**
+ * A position in one sort order: the last row's sort value and its tie-breaker, the dashboard's sequence number of
+ * the lock (keyset paging: stable while locks come and go).
+ */
 export interface Cursor {
   value: string | number;
-  id: string;
+  seq: number;
 }
 
 export interface LockQuery {
@@ -59,7 +63,7 @@ export function sortName(sort: LockSort): string {
 }
 
 export function encodeCursor(sort: LockSort, c: Cursor): string {
-  return Buffer.from(JSON.stringify([sortName(sort), c.value, c.id])).toString("base64url");
+  return Buffer.from(JSON.stringify([sortName(sort), c.value, c.seq])).toString("base64url");
 }
 
 function decodeCursor(raw: string, sort: LockSort): Cursor | string {
@@ -74,12 +78,12 @@ function decodeCursor(raw: string, sort: LockSort): Cursor | string {
     parsed.length !== 3 ||
     typeof parsed[0] !== "string" ||
     (typeof parsed[1] !== "string" && typeof parsed[1] !== "number") ||
-    typeof parsed[2] !== "string"
+    typeof parsed[2] !== "number"
   ) {
     return "cursor is not one this API gave out (pass nextCursor unchanged)";
   }
   if (parsed[0] !== sortName(sort)) return `cursor belongs to sort=${parsed[0]}, not sort=${sortName(sort)}`;
-  return { value: parsed[1] as string | number, id: parsed[2] as string };
+  return { value: parsed[1] as string | number, seq: parsed[2] as number };
 }
 
 function wholeNumber(raw: string, name: string, min: number, max: number): number | string {

@@ -1,6 +1,27 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { LockEvent } from "../contract/lock";
+import { isTakeover } from "./history";
 import type { LiveState } from "./live-state";
+
+/**
+ * The event kinds counted by lockscope_lock_events_total: few and fixed, so Grafana can chart contention per backend
+ * without a series per lock. A new owner after the previous lease ran out is a takeover, any other an owner change.
+ */
+export function eventKind(e: Pick<LockEvent, "type" | "detail">): string | null {
+  if (isTakeover(e)) return "taken_over";
+  switch (e.type) {
+    case "acquired":
+    case "released":
+    case "expired":
+    case "renewed":
+    case "lost":
+      return e.type;
+    case "owner-changed":
+      return "owner_changed";
+    default:
+      return null; // source-up/down are not lock events (lockscope_source_up says it)
+  }
+}
 
 /**
  * Prometheus metrics for GET /api/metrics. Gauges are read from the live state at scrape time; the hold-time
@@ -9,6 +30,8 @@ import type { LiveState } from "./live-state";
 export class Metrics {
   readonly registry = new Registry();
   private readonly holdSeconds: Histogram<"backend">;
+  private readonly waitSeconds: Histogram<"backend">;
+  private readonly lockEvents: Counter<"backend" | "kind">;
   private readonly storeWriteSeconds: Histogram<"provider">;
   private readonly storedEvents: Counter<"provider">;
 
@@ -71,6 +94,19 @@ export class Metrics {
       buckets: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
       registers: [this.registry],
     });
+    this.waitSeconds = new Histogram({
+      name: "lockscope_wait_seconds",
+      help: "How long a new holder had waited, where the backend records queueing (ZooKeeper ctime, database waits).",
+      labelNames: ["backend"],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
+      registers: [this.registry],
+    });
+    this.lockEvents = new Counter({
+      name: "lockscope_lock_events_total",
+      help: "Lock events by backend and kind (acquired, released, expired, taken_over, owner_changed, renewed, lost).",
+      labelNames: ["backend", "kind"],
+      registers: [this.registry],
+    });
     this.storeWriteSeconds = new Histogram({
       name: "lockscope_store_write_seconds",
       help: "Time to store one agent message's events (the agent's acknowledgement waits for it).",
@@ -93,6 +129,10 @@ export class Metrics {
 
   observeEvents(events: readonly LockEvent[]): void {
     for (const e of events) {
+      const kind = eventKind(e);
+      if (kind) this.lockEvents.inc({ backend: e.backend, kind });
+      const waited = e.detail?.waitedMs;
+      if (typeof waited === "number" && waited >= 0) this.waitSeconds.observe({ backend: e.backend }, waited / 1000);
       const held = e.detail?.heldMs;
       if ((e.type === "released" || e.type === "expired" || e.type === "owner-changed") && typeof held === "number") {
         this.holdSeconds.observe({ backend: e.backend }, held / 1000);

@@ -78,3 +78,11 @@ test("sign-out revokes the session: the old cookie no longer opens anything", as
   const replay = await fetch(`${base()}/api/locks`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
   expect(replay.status).toBe(401);
 });
+
+test("with the pages on, a malformed cookie neither hangs nor stops the dashboard", async ({ page }) => {
+  for (const path of ["/api/health", "/login", "/", "/_next/static/none.js", "/locks/%zz", "/api/locks/%zz"]) {
+    const res = await fetch(`${base()}${path}`, { headers: { cookie: "theme=100%; x=%zz" }, redirect: "manual" });
+    expect(res.status, path).toBeLessThan(500);
+  }
+  await signIn(page, "viewer1");
+});

@@ -42,7 +42,7 @@ export async function createPgDatabase(prefix = "lockscope_test", exactName?: st
       return c;
     },
     async drop() {
-      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      // FORCE first: it ends the test's sessions, a blocked waiter's too (its end() would wait for the lock call).
       const a = new pg.Client({ connectionString: PG_ADMIN_URL });
       await a.connect();
       try {
@@ -50,6 +50,7 @@ export async function createPgDatabase(prefix = "lockscope_test", exactName?: st
       } finally {
         await a.end();
       }
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
     },
   };
 }

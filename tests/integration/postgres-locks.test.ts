@@ -134,6 +134,29 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     await cWaits;
   });
 
+  it("follows a chain through a session that waits for a table lock, not an advisory one, to the root", async () => {
+    const { db, source, events } = await setup();
+    const root = await db.session("root-ddl");
+    const mid = await db.session("mid-worker");
+    const tail = await db.session("tail-worker");
+    const admin = await db.session("observer");
+    const [pr, pm, pt] = [await backendPid(root), await backendPid(mid), await backendPid(tail)];
+    await root.query("CREATE TABLE jobs (id int)");
+    await root.query("BEGIN");
+    await root.query("LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE");
+    await mid.query("SELECT pg_advisory_lock(2001)");
+    const midWaits = mid.query("SELECT count(*) FROM jobs");
+    await waitUntilWaiting(admin, pm);
+    const tailWaits = tail.query("SELECT pg_advisory_lock(2001)");
+    await waitUntilWaiting(admin, pt);
+    const lock = mine(await pollInto(source, events), db, "2001")!;
+    expect(lock.database!.waiters[0]).toMatchObject({ blockedBy: [pm], chain: [pt, pm, pr] });
+    await root.query("COMMIT");
+    await midWaits;
+    await mid.query("SELECT pg_advisory_unlock(2001)");
+    await tailWaits;
+  });
+
   it("a transaction-level lock is released at commit, and its holder idle in transaction is flagged meanwhile", async () => {
     const { db, source, events } = await setup(settings({ idleInTransactionMs: 1000 }));
     const t = await db.session("xact-holder");

@@ -102,6 +102,7 @@ const noSessions: SessionStore = {
   createSession: async () => undefined,
   findSession: async (): Promise<Session | null> => null,
   revokeSession: async () => undefined,
+  sessionsCreatedSince: async () => [],
   sessionsRevokedSince: async () => [],
   pruneSessions: async () => 0,
 };

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UI_NAMESPACE } from "../../lib/contract/socket";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { startDashboard, TEST_PASSWORD, waitFor, type Dashboard } from "../harness/stack";
 
@@ -63,7 +65,40 @@ function logout(d: Dashboard, s: { cookie: string; csrf: string }, headers: Reco
   });
 }
 
+/** The browsers' socket.io handshake with this cookie: "connected" or the refusal. */
+function uiHandshake(d: Dashboard, cookie: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = io(`${d.url}${UI_NAMESPACE}`, {
+      extraHeaders: { cookie },
+      transports: ["websocket"],
+      reconnection: false,
+      timeout: 5000,
+    });
+    socket.on("connect", () => {
+      socket.close();
+      resolve("connected");
+    });
+    socket.on("connect_error", (err) => {
+      socket.close();
+      resolve(err.message);
+    });
+  });
+}
+
 describe("server-side sessions", () => {
+  it("a session signed in on one dashboard opens the live socket on the other, and not after logout", async () => {
+    const s = await signIn(a, "carol");
+    // B has had no HTTP request with this cookie: the handshake relies on B's once-a-second read of new sessions.
+    await waitFor("B to accept the socket", async () => (await uiHandshake(b, s.cookie)) === "connected", {
+      timeoutMs: 3000,
+    });
+    expect(await logout(a, s).then((r) => r.status)).toBe(200);
+    expect(await uiHandshake(a, s.cookie)).toMatch(/unauthorised/);
+    await waitFor("B to refuse the socket", async () => /unauthorised/.test(await uiHandshake(b, s.cookie)), {
+      timeoutMs: 3000,
+    });
+  });
+
   it("after logout the old cookie is refused (401), on this dashboard at once and on the other within 2 s", async () => {
     const s = await signIn(a, "carol");
     expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(200);
@@ -107,15 +142,21 @@ describe("server-side sessions", () => {
 
   it("a cookie for a user removed from USERS is refused after a restart with the same session key", async () => {
     const own = mkdtempSync(path.join(tmpdir(), "lockscope-sessions-restart-"));
-    let d = await startDashboard({ dir: own });
+    // Explicit USERS with one hash: a changed password hash would end viewer1's session too (on purpose).
+    let d = await startDashboard({ dir: own, env: { USERS: `operator1:operator:${hash},viewer1:viewer:${hash}` } });
     try {
       const s = await signIn(d, "operator1");
+      const kept = await signIn(d, "viewer1");
       expect((await asBrowser(d, "/api/locks", s.cookie)).status).toBe(200);
       await d.stop();
       // Same database and session key; operator1 is gone from USERS.
       d = await startDashboard({ dir: own, env: { USERS: `viewer1:viewer:${hash}` } });
+      // A tab of viewer1 reconnecting its live socket after the restart, before any HTTP request: still signed in.
+      expect(await uiHandshake(d, kept.cookie)).toBe("connected");
+      expect(await uiHandshake(d, s.cookie)).toMatch(/unauthorised/);
       expect((await asBrowser(d, "/api/locks", s.cookie)).status).toBe(401);
       expect((await asBrowser(d, "/api/session", s.cookie)).status).toBe(401);
+      expect((await asBrowser(d, "/api/locks", kept.cookie)).status).toBe(200);
     } finally {
       await d.stop();
       rmSync(own, { recursive: true, force: true });

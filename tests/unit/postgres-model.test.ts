@@ -3,6 +3,7 @@ import type { ReleaseCommand } from "../../lib/contract/release";
 import { DEFAULT_DB_THRESHOLDS } from "../../agent/sources/db-lock-settings";
 import { loadPostgresConfig } from "../../agent/sources/postgres/pg-config";
 import {
+  advisoryBlockers,
   blockingChain,
   buildPgModel,
   holdingLevel,
@@ -18,52 +19,17 @@ import { decodeAdvisoryKey, parsePgSnapshot, type PgSessionRow } from "../../age
 const SAMPLE = {
   now: "2026-12-01T10:00:00.000000+00:00",
   total: 4,
-  locks: [
-    {
-      db: "app",
-      classid: "0",
-      objid: "1001",
-      objsubid: 1,
-      mode: "ExclusiveLock",
-      granted: true,
-      pid: 100,
-      vxid: "3/7",
-      waitstart: null,
-    },
-    {
-      db: "app",
-      classid: "0",
-      objid: "1002",
-      objsubid: 1,
-      mode: "ExclusiveLock",
-      granted: true,
-      pid: 200,
-      vxid: "4/2",
-      waitstart: null,
-    },
-    {
-      db: "app",
-      classid: "0",
-      objid: "1001",
-      objsubid: 1,
-      mode: "ExclusiveLock",
-      granted: false,
-      pid: 200,
-      vxid: "4/2",
-      waitstart: "2026-12-01T09:59:00.000000+00:00",
-    },
-    {
-      db: "app",
-      classid: "0",
-      objid: "1002",
-      objsubid: 1,
-      mode: "ExclusiveLock",
-      granted: false,
-      pid: 300,
-      vxid: "5/9",
-      waitstart: "2026-12-01T09:59:50.000000+00:00",
-    },
-  ],
+  locks: {
+    database: [16384, 16384, 16384, 16384],
+    classid: [0, 0, 0, 0],
+    objid: [1001, 1002, 1001, 1002],
+    objsubid: [1, 1, 1, 1],
+    shared: [false, false, false, false],
+    granted: [true, true, false, false],
+    pid: [100, 200, 200, 300],
+    waitstart: [null, null, "2026-12-01T09:59:00.000000+00:00", "2026-12-01T09:59:50.000000+00:00"],
+  },
+  databases: [[16384, "app"]],
   blocking: [
     { pid: 200, by: [100] },
     { pid: 300, by: [200] },
@@ -88,7 +54,6 @@ function session(pid: number, over: Partial<PgSessionRow>): PgSessionRow {
     xactStart: null,
     queryStart: "2026-12-01T09:39:59+00:00",
     stateChange: "2026-12-01T09:40:00+00:00",
-    backendXid: null,
     query: "SELECT 1",
     ...over,
   };
@@ -122,11 +87,35 @@ describe("decodeAdvisoryKey", () => {
 
 describe("parsePgSnapshot", () => {
   it("accepts the pasted sample and turns oids into numbers", () => {
-    expect(parsePgSnapshot(SAMPLE).locks[0]!.objid).toBe(1001);
+    const snap = parsePgSnapshot(SAMPLE);
+    expect(snap.locks[2]).toEqual({
+      db: "app",
+      classid: 0,
+      objid: 1001,
+      objsubid: 1,
+      mode: "ExclusiveLock",
+      granted: false,
+      pid: 200,
+      waitstart: "2026-12-01T09:59:00.000000+00:00",
+    });
+  });
+  it("reads a server without advisory locks (every column null)", () => {
+    const none = {
+      database: null,
+      classid: null,
+      objid: null,
+      objsubid: null,
+      shared: null,
+      granted: null,
+      pid: null,
+      waitstart: null,
+    };
+    expect(parsePgSnapshot({ ...SAMPLE, locks: none, databases: [] }).locks).toEqual([]);
   });
   it.each([
     [null, "(root)"],
-    [{ ...SAMPLE, locks: [{ ...SAMPLE.locks[0], classid: "-1" }] }, "locks.0.classid"],
+    [{ ...SAMPLE, locks: { ...SAMPLE.locks, classid: [-1, 0, 0, 0] } }, "locks.classid.0"],
+    [{ ...SAMPLE, locks: { ...SAMPLE.locks, pid: [100] } }, "locks.database: 4 values, not 1"],
     [{ ...SAMPLE, sessions: "x" }, "sessions"],
   ])("names the bad field of %j", (input, where) => {
     expect(() => parsePgSnapshot(input)).toThrow(where);
@@ -190,7 +179,7 @@ describe("buildPgModel", () => {
     const next = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: model.firstSeen }));
     expect([...next.firstSeen.entries()]).toEqual([...model.firstSeen.entries()]);
     const empty = buildPgModel(
-      parsePgSnapshot({ ...SAMPLE, locks: [], total: 0 }),
+      parsePgSnapshot({ ...SAMPLE, locks: null, databases: [], total: 0 }),
       ctx({ firstSeen: model.firstSeen }),
     );
     expect(empty.firstSeen.size).toBe(0);
@@ -230,6 +219,41 @@ describe("holdingLevel", () => {
   });
   it("is unknown without the session row", () => {
     expect(holdingLevel(undefined, key, 0).level).toBe("unknown");
+  });
+});
+
+describe("advisoryBlockers", () => {
+  const row = (
+    pid: number,
+    mode: "ShareLock" | "ExclusiveLock",
+    granted: boolean,
+    waitstart: string | null = null,
+  ) => ({
+    db: "app",
+    classid: 0,
+    objid: 1,
+    objsubid: 1,
+    mode,
+    granted,
+    pid,
+    waitstart,
+  });
+  it("holders in a conflicting mode first, then conflicting waiters queued earlier", () => {
+    const rows = [
+      row(1, "ShareLock", true),
+      row(2, "ShareLock", true),
+      row(3, "ExclusiveLock", false, "2026-12-01T10:00:01Z"),
+      row(4, "ShareLock", false, "2026-12-01T10:00:02Z"),
+      row(5, "ExclusiveLock", false, "2026-12-01T10:00:03Z"),
+    ];
+    expect(advisoryBlockers(rows)).toEqual(
+      new Map([
+        [3, [1, 2]],
+        // A shared request does not conflict with the shared holders: it waits behind the exclusive waiter.
+        [4, [3]],
+        [5, [1, 2, 3, 4]],
+      ]),
+    );
   });
 });
 

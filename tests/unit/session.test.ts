@@ -29,6 +29,11 @@ class MemorySessions implements SessionStore {
     const s = this.rows.get(id);
     if (s && s.revokedAt === null) s.revokedAt = at;
   }
+  async sessionsCreatedSince(since: number, now: number) {
+    return [...this.rows.values()]
+      .filter((s) => s.createdAt >= since && s.revokedAt === null && s.expiresAt > now)
+      .map((s) => ({ ...s }));
+  }
   async sessionsRevokedSince(since: number) {
     return [...this.rows.values()].filter((s) => s.revokedAt !== null && s.revokedAt >= since).map((s) => s.id);
   }
@@ -116,6 +121,33 @@ describe("Authenticator sessions", () => {
     await b.refresh();
     expect(b.fromHeaders({ cookie })).toBeNull();
     expect(await b.authenticate({ cookie })).toBeNull();
+  });
+
+  it("knows, without I/O, sessions made before a restart (load) and on another dashboard (refresh)", async () => {
+    const store = new MemorySessions();
+    const clock = { t: 10_000 };
+    const s = newSession(ALICE, clock.t);
+    await store.createSession(s);
+    const cookie = `${SESSION_COOKIE}=${signSessionId(s.id, SECRET)}`;
+    const restarted = await signedIn(store, clock);
+    expect(restarted.fromHeaders({ cookie })).toBeNull();
+    await restarted.load();
+    expect(restarted.fromHeaders({ cookie })?.name).toBe("alice");
+
+    const other = newSession(ALICE, clock.t + 500);
+    clock.t += 1000;
+    await store.createSession(other);
+    const otherCookie = `${SESSION_COOKIE}=${signSessionId(other.id, SECRET)}`;
+    expect(restarted.fromHeaders({ cookie: otherCookie })).toBeNull();
+    await restarted.refresh();
+    expect(restarted.fromHeaders({ cookie: otherCookie })?.name).toBe("alice");
+    // Made and revoked between two reads: it ends revoked.
+    const brief = newSession(ALICE, clock.t + 100);
+    await store.createSession(brief);
+    await store.revokeSession(brief.id, clock.t + 200);
+    clock.t += 1000;
+    await restarted.refresh();
+    expect(restarted.fromHeaders({ cookie: `${SESSION_COOKIE}=${signSessionId(brief.id, SECRET)}` })).toBeNull();
   });
 
   it("refuses a cookie for a user no longer in the table, and applies a changed role", async () => {

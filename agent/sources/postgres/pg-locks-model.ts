@@ -22,6 +22,8 @@ export interface PgModelContext {
   firstSeen: ReadonlyMap<string, number>;
   /** The agent's time of the observation (Lock.observedAt). */
   observedAtMs: number;
+  /** Lock ids computed by earlier polls, by key (hashing 5,000 keys every second is measurable). */
+  ids?: ReadonlyMap<string, string>;
 }
 
 export interface PgModel {
@@ -31,6 +33,8 @@ export interface PgModel {
   /** Per holder pid, the resources of every advisory lock it holds (a release's dry run lists them). */
   heldByPid: Map<number, string[]>;
   sessions: Map<number, PgSessionRow>;
+  /** The lock ids of the keys present now, for the next poll's ctx.ids. */
+  ids: Map<string, string>;
 }
 
 /** A holder as its lock's owner: pid and backend start, exactly, so a reused pid is a different owner. */
@@ -48,10 +52,17 @@ export function holdingKey(lockIdValue: string, owner: string): string {
   return `${lockIdValue}|${owner}`;
 }
 
+/** Server times repeat across the many locks of one session: parsed once each (a bounded memo). */
+const parsed = new Map<string, number | null>();
 const ms = (iso: string | null | undefined): number | null => {
   if (!iso) return null;
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? null : t;
+  let t = parsed.get(iso);
+  if (t === undefined) {
+    if (parsed.size > 20_000) parsed.clear();
+    const v = Date.parse(iso);
+    parsed.set(iso, (t = Number.isNaN(v) ? null : v));
+  }
+  return t;
 };
 
 function iso(t: string | null | undefined): string | null {
@@ -158,7 +169,7 @@ interface KeyGroup {
 export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
   const now = ms(snap.now) ?? ctx.observedAtMs;
   const sessions = new Map(snap.sessions.map((s) => [s.pid, s]));
-  const blockedBy = new Map(snap.blocking.map((b) => [b.pid, b.by ?? []]));
+  const blockedBy = new Map<number, readonly number[]>(snap.blocking.map((b) => [b.pid, b.by ?? []]));
   const groups = new Map<string, KeyGroup>();
   for (const row of snap.locks) {
     const key = decodeAdvisoryKey(row.classid, row.objid, row.objsubid);
@@ -167,27 +178,52 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
     if (!g) groups.set(gk, (g = { db: row.db, key, rows: [] }));
     g.rows.push(row);
   }
+  for (const g of groups.values()) {
+    for (const [pid, by] of advisoryBlockers(g.rows)) blockedBy.set(pid, by);
+  }
   const firstSeen = new Map<string, number>();
   const heldByPid = new Map<number, string[]>();
   const locks: ObservedLock[] = [];
+  const observedAt = new Date(ctx.observedAtMs).toISOString();
+  // A session holds many locks: its escaped view and its owner's fingerprint are made once per poll.
+  const views = new Map<number, DbSession>();
+  const sessionOf = (pid: number): DbSession => {
+    let v = views.get(pid);
+    if (!v) views.set(pid, (v = session(pid, sessions.get(pid), ctx)));
+    return v;
+  };
+  const ids = new Map<string, string>();
+  const dbNames = new Map<string | null, string>();
+  const fingerprints = new Map<string, string>();
+  const fingerprintOf = (owner: string): string => {
+    let f = fingerprints.get(owner);
+    if (!f) fingerprints.set(owner, (f = `sha1:${createHash("sha1").update(owner).digest("hex")}`));
+    return f;
+  };
   for (const g of groups.values()) {
-    const resource = `${g.db === null ? "(unknown database)" : escapeText(g.db, 64)}:${g.key.text}`;
-    const id = lockId("postgres", ctx.sourceId, `${g.db ?? ""}\u0000${g.key.kind}\u0000${g.key.text}`);
+    let dbName = dbNames.get(g.db);
+    if (dbName === undefined) dbNames.set(g.db, (dbName = g.db === null ? "(unknown database)" : escapeText(g.db, 64)));
+    const resource = `${dbName}:${g.key.text}`;
+    const raw = `${g.db ?? ""}\u0000${g.key.kind}\u0000${g.key.text}`;
+    const id = ctx.ids?.get(raw) ?? lockId("postgres", ctx.sourceId, raw);
+    ids.set(raw, id);
     const holders: DbHolding[] = [];
     const waiters: DbWaiting[] = [];
     const hazards: Hazard[] = [];
     let heldAtLeastMs = 0;
-    let heldEvidence = "";
+    let heldEvidence = () => "";
     for (const row of g.rows.filter((r) => r.granted)) {
       const s = sessions.get(row.pid);
       const owner = pgOwner(row.pid, s?.backendStart ?? null);
       const hk = holdingKey(id, owner);
       const seen = ctx.firstSeen.get(hk) ?? now;
       firstSeen.set(hk, seen);
-      const sess = session(row.pid, s, ctx);
+      const sess = sessionOf(row.pid);
       const level = holdingLevel(s, g.key, seen);
       holders.push({ session: sess, mode: mode(row.mode), ...level });
-      heldByPid.set(row.pid, [...(heldByPid.get(row.pid) ?? []), resource]);
+      const held = heldByPid.get(row.pid);
+      if (held) held.push(resource);
+      else heldByPid.set(row.pid, [resource]);
       // How long it has been held, at least: since the agent first saw it; and an idle session took it no later
       // than its last statement ended.
       const idleSince = s?.state === "idle" ? ms(s.stateChange) : null;
@@ -195,7 +231,8 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
       const byIdle = idleSince === null ? 0 : now - idleSince;
       if (Math.max(bySight, byIdle) > heldAtLeastMs) {
         heldAtLeastMs = Math.max(bySight, byIdle);
-        heldEvidence =
+        // Worded only if the hazard is raised: most locks are not held too long.
+        heldEvidence = () =>
           byIdle > bySight
             ? `its holder ${who(sess)} has run nothing since ${new Date(idleSince!).toISOString()}`
             : `first seen held by ${who(sess)} at ${new Date(seen).toISOString()}`;
@@ -203,10 +240,9 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
       hazards.push(...holderHazards(sess, s, level.level, now, ctx.thresholds));
     }
     for (const row of g.rows.filter((r) => !r.granted)) {
-      const s = sessions.get(row.pid);
       const by = blockedBy.get(row.pid) ?? [];
       waiters.push({
-        session: session(row.pid, s, ctx),
+        session: sessionOf(row.pid),
         mode: mode(row.mode),
         since: iso(row.waitstart),
         blockedBy: [...by],
@@ -234,7 +270,7 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
       hazards.push({
         code: "held-too-long",
         severity: "warning",
-        message: `Held at least ${duration(heldAtLeastMs)} (${heldEvidence}), past the limit of ${duration(ctx.thresholds.maxHoldMs)}.`,
+        message: `Held at least ${duration(heldAtLeastMs)} (${heldEvidence()}), past the limit of ${duration(ctx.thresholds.maxHoldMs)}.`,
       });
     }
     const owner = holders.length > 0 ? holders.map((h) => pgOwner(h.session.pid, h.session.backendStart ?? null)) : [];
@@ -245,15 +281,13 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
       source: ctx.sourceId,
       resource,
       owner: owner.length > 0 ? owner.join(" + ") : null,
-      ...(owner.length > 0
-        ? { ownerFingerprint: `sha1:${createHash("sha1").update(owner.join(" + ")).digest("hex")}` }
-        : {}),
+      ...(owner.length > 0 ? { ownerFingerprint: fingerprintOf(owner.join(" + ")) } : {}),
       library: "postgres-advisory",
       rule: g.key.kind === "bigint" ? "pg_locks advisory, one bigint key" : "pg_locks advisory, two int4 keys",
       ttlMs: null,
       holder: first ? holderRecord(first, holders.length) : null,
       waiters: waiters.map(contractWaiter),
-      observedAt: new Date(ctx.observedAtMs).toISOString(),
+      observedAt,
       kind: `advisory ${first?.mode ?? waiters[0]?.mode ?? "exclusive"}`,
       valuePreview: null,
       hazards: dedupe(hazards),
@@ -267,7 +301,33 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
       },
     });
   }
-  return { locks, firstSeen, heldByPid, sessions };
+  return { locks, firstSeen, heldByPid, sessions, ids };
+}
+
+function conflicts(a: PgLockRow["mode"], b: PgLockRow["mode"]): boolean {
+  return a === "ExclusiveLock" || b === "ExclusiveLock";
+}
+
+/**
+ * Who blocks each waiter of one advisory key, as pg_blocking_pids would say: the holders in a conflicting mode
+ * (hard blocks) first, then the conflicting waiters queued before it (soft blocks: the lock queue is fair). The
+ * queue order is taken from waitstart.
+ */
+export function advisoryBlockers(rows: readonly PgLockRow[]): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  const holders = rows.filter((r) => r.granted);
+  const queue = rows
+    .filter((r) => !r.granted)
+    .sort((a, b) => (a.waitstart ?? "").localeCompare(b.waitstart ?? "") || a.pid - b.pid);
+  queue.forEach((w, i) => {
+    const hard = holders.filter((h) => h.pid !== w.pid && conflicts(h.mode, w.mode)).map((h) => h.pid);
+    const soft = queue
+      .slice(0, i)
+      .filter((q) => conflicts(q.mode, w.mode))
+      .map((q) => q.pid);
+    out.set(w.pid, [...new Set([...hard, ...soft])]);
+  });
+  return out;
 }
 
 function holderHazards(
@@ -303,16 +363,14 @@ function dedupe(hazards: Hazard[]): Hazard[] {
   return hazards.filter((h) => (seen.has(h.code) ? false : (seen.add(h.code), true)));
 }
 
+/** The holder in brief (the lock table's view); the full session, its times and the level's evidence are in Lock.database. */
 function holderRecord(h: DbHolding, count: number): LockHolder {
   const s = h.session;
-  const rec: LockHolder = { pid: s.pid, mode: h.mode, level: h.level, levelEvidence: h.levelEvidence };
+  const rec: LockHolder = { pid: s.pid, mode: h.mode, level: h.level };
   if (s.application) rec.application = s.application;
   if (s.user) rec.user = s.user;
   if (s.client) rec.client = s.client;
   if (s.state) rec.state = s.state;
-  if (s.backendStart) rec.backendStart = s.backendStart;
-  if (s.xactStart) rec.transactionStart = s.xactStart;
-  if (s.queryStart) rec.queryStart = s.queryStart;
   if (s.query) rec.query = s.query;
   if (count > 1) rec.holders = count;
   return rec;

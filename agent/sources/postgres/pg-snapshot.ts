@@ -1,37 +1,42 @@
 /**
- * Parses the JSON document PG_POLL_SQL returns. A sample, as PostgreSQL 15 printed it (session TimeZone UTC):
+ * Parses the JSON document PG_POLL_SQL returns. A sample, as PostgreSQL 15 printed it (session TimeZone UTC): pid
+ * 21308 holds 42 in database 16384 ("test"), pid 21309 waits for it.
  *
  *   { "now": "2026-12-01T09:29:20.914147+00:00", "total": 2,
- *     "locks": [
- *       { "db": "test", "classid": "0", "objid": "42", "objsubid": 1, "mode": "ExclusiveLock", "granted": true,
- *         "pid": 21308, "vxid": "2/20", "waitstart": null },
- *       { "db": "test", "classid": "0", "objid": "42", "objsubid": 1, "mode": "ExclusiveLock", "granted": false,
- *         "pid": 21309, "vxid": "3/2", "waitstart": "2026-12-01T09:29:20.599609+00:00" } ],
+ *     "locks": { "database": [16384, 16384], "classid": [0, 0], "objid": [42, 42], "objsubid": [1, 1],
+ *                "shared": [false, false], "granted": [true, false], "pid": [21308, 21309],
+ *                "waitstart": [null, "2026-12-01T09:29:20.599609+00:00"] },
+ *     "databases": [[16384, "test"]],
  *     "blocking": [ { "pid": 21309, "by": [21308] } ],
  *     "sessions": [
  *       { "pid": 21308, "backendStart": "2026-12-01T09:29:20.547159+00:00", "user": "root", "application": "holderA",
  *         "clientAddr": "127.0.0.1", "clientPort": 33212, "db": "test", "state": "idle in transaction",
  *         "xactStart": "2026-12-01T09:29:20.58659+00:00", "queryStart": "2026-12-01T09:29:20.590722+00:00",
- *         "stateChange": "2026-12-01T09:29:20.590868+00:00", "backendXid": null,
- *         "query": "select pg_advisory_xact_lock(77)" } ] }
+ *         "stateChange": "2026-12-01T09:29:20.590868+00:00", "query": "select pg_advisory_xact_lock(77)" } ] }
  *
- * oid columns (classid, objid) arrive as strings; anything else unexpected is an error naming the field.
+ * With no advisory lock every column is null. Columns of different lengths, or anything else unexpected, are an
+ * error naming the field.
  */
 import { z } from "zod";
 
-const oid = z.union([z.string().regex(/^\d{1,10}$/), z.number().int().nonnegative()]).transform(Number);
+const oid = z.number().int().nonnegative().max(0xffffffff);
 const time = z.string().max(64).nullable();
+/** array_agg over no rows is NULL: an empty column. */
+const column = <T extends z.ZodTypeAny>(item: T) =>
+  z
+    .array(item)
+    .nullable()
+    .transform((v) => v ?? []);
 
-const lockRow = z.object({
-  db: z.string().nullable(),
-  classid: oid,
-  objid: oid,
-  objsubid: z.number().int(),
-  mode: z.string().max(64),
-  granted: z.boolean(),
-  pid: z.number().int(),
-  vxid: z.string().max(64).nullable(),
-  waitstart: time,
+const locksSchema = z.object({
+  database: column(oid),
+  classid: column(oid),
+  objid: column(oid),
+  objsubid: column(z.number().int()),
+  shared: column(z.boolean()),
+  granted: column(z.boolean()),
+  pid: column(z.number().int()),
+  waitstart: column(time),
 });
 
 const sessionRow = z.object({
@@ -46,29 +51,72 @@ const sessionRow = z.object({
   xactStart: time,
   queryStart: time,
   stateChange: time,
-  backendXid: z.union([z.string(), z.number()]).nullable(),
   query: z.string().nullable(),
 });
 
 const snapshotSchema = z.object({
   now: z.string().max(64),
   total: z.number().int().nonnegative(),
-  locks: z.array(lockRow),
+  locks: locksSchema.nullable(),
+  databases: z.array(z.tuple([oid, z.string()])),
   blocking: z.array(z.object({ pid: z.number().int(), by: z.array(z.number().int()).nullable() })),
   sessions: z.array(sessionRow),
 });
 
-export type PgLockRow = z.output<typeof lockRow>;
+/** One pg_locks row of an advisory lock, with its database's name. */
+export interface PgLockRow {
+  db: string | null;
+  classid: number;
+  objid: number;
+  objsubid: number;
+  mode: "ShareLock" | "ExclusiveLock";
+  granted: boolean;
+  pid: number;
+  waitstart: string | null;
+}
+
 export type PgSessionRow = z.output<typeof sessionRow>;
-export type PgSnapshot = z.output<typeof snapshotSchema>;
+
+export interface PgSnapshot {
+  now: string;
+  total: number;
+  locks: PgLockRow[];
+  blocking: Array<{ pid: number; by: number[] | null }>;
+  sessions: PgSessionRow[];
+}
 
 export function parsePgSnapshot(input: unknown): PgSnapshot {
   const r = snapshotSchema.safeParse(input);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0];
-  throw new Error(
-    `unexpected pg_locks snapshot at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
-  );
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new Error(
+      `unexpected pg_locks snapshot at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
+    );
+  }
+  const { locks: c, databases, ...rest } = r.data;
+  const names = new Map(databases);
+  const n = c?.pid.length ?? 0;
+  const locks: PgLockRow[] = new Array<PgLockRow>(n);
+  if (c) {
+    for (const [name, col] of Object.entries(c)) {
+      if (col.length !== n) {
+        throw new Error(`unexpected pg_locks snapshot at locks.${name}: ${col.length} values, not ${n}`);
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      locks[i] = {
+        db: names.get(c.database[i]!) ?? null,
+        classid: c.classid[i]!,
+        objid: c.objid[i]!,
+        objsubid: c.objsubid[i]!,
+        mode: c.shared[i] ? "ShareLock" : "ExclusiveLock",
+        granted: c.granted[i]!,
+        pid: c.pid[i]!,
+        waitstart: c.waitstart[i]!,
+      };
+    }
+  }
+  return { ...rest, locks };
 }
 
 /**
@@ -82,6 +130,8 @@ export function decodeAdvisoryKey(
   objsubid: number,
 ): { kind: "bigint"; text: string } | { kind: "int4-pair"; text: string } {
   if (objsubid === 2) return { kind: "int4-pair", text: `${classid | 0},${objid | 0}` };
+  // Most keys are small and positive: plain arithmetic is exact below 2^53 and much cheaper than BigInt.
+  if (classid < 0x200000) return { kind: "bigint", text: String(classid * 0x100000000 + objid) };
   const key = BigInt.asIntN(64, (BigInt(classid) << 32n) | BigInt(objid));
   return { kind: "bigint", text: key.toString() };
 }

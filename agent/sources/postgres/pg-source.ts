@@ -28,6 +28,7 @@ const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
 export class PostgresSource implements WatchedSource {
   private readonly tracker: LockTracker;
   private firstSeen = new Map<string, number>();
+  private ids = new Map<string, string>();
   private heldByPid = new Map<number, string[]>();
   private serverOffsetMs = 0;
   private up = false;
@@ -101,8 +102,10 @@ export class PostgresSource implements WatchedSource {
       thresholds: settings.thresholds,
       firstSeen: this.firstSeen,
       observedAtMs,
+      ids: this.ids,
     });
     this.firstSeen = model.firstSeen;
+    this.ids = model.ids;
     this.heldByPid = model.heldByPid;
     const truncated = snap.total > snap.locks.length;
     this.hazards = truncated

@@ -277,6 +277,8 @@ export class RedisSource {
       }
       const discovered = await this.discover();
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
+      // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
+      if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
       this.failoverFrom = null;
       this.up = true;
       this.error = undefined;
@@ -736,7 +738,7 @@ export class RedisSource {
         if (plan.kind === "refuse") return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message };
         return { kind: "go", plan, steps: plan.steps };
       },
-      dryRun: () => ({ message: "nothing deleted (dry run)", perNode: [{ node, outcome: "dry-run" }] }),
+      dryRun: () => ({ message: "nothing deleted", perNode: [{ node, outcome: "dry-run" }] }),
       write: async (_r, plan, cmd) => {
         const hex = fingerprintHex(cmd.expectedFingerprint ?? "");
         let n: number;

@@ -343,7 +343,7 @@ export class RedlockSource implements WatchedSource {
         return { kind: "go", plan: format, steps };
       },
       dryRun: (r, _plan, cmd) => ({
-        message: `nothing deleted (dry run); ${r.q.view.votes} of ${r.q.view.nodes} nodes hold the token (${r.q.view.needed} needed)`,
+        message: `nothing deleted; ${r.q.view.votes} of ${r.q.view.nodes} nodes hold the token (${r.q.view.needed} needed)`,
         perNode: r.readings.map((x) => dryRunNode(x, cmd.expectedOwner)),
       }),
       write: async (_r, f, cmd) => {

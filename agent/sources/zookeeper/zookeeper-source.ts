@@ -851,7 +851,7 @@ export class ZookeeperSource implements WatchedSource {
         return { kind: "go", plan: { path: d.path, version: d.version, holder: r.holder! }, steps: d.steps };
       },
       dryRun: (_r, plan) => ({
-        message: "nothing deleted (dry run)",
+        message: "nothing deleted",
         perNode: [{ node: plan.path, outcome: "dry-run" }],
       }),
       write: async (_r, plan) => {

@@ -46,8 +46,9 @@ function sameSecret(a: string, b: string): boolean {
 
 /**
  * Who is asking: a browser session (cookie) or a script (Authorization: Bearer <token>). Sessions are records in
- * the store, cached here: a logout on this dashboard takes effect at once, one on another dashboard sharing the
- * database within `revocationPollMs`, and every check compares the session with the user table as it is now.
+ * the store, mirrored here (all live ones, read at start, then new sign-ins and revocations about once a second): a
+ * logout on this dashboard takes effect at once, one on another dashboard sharing the database within
+ * `revocationPollMs`, and every check compares the session with the user table as it is now.
  */
 export class Authenticator {
   private readonly cache = new Map<string, Session>();
@@ -87,7 +88,17 @@ export class Authenticator {
     return { auth: new Authenticator(users, config.tokens, secret, sessions, opts), oneTimePassword };
   }
 
-  /** Starts reading revocations (and a changed USERS_FILE) periodically; stop() ends it. */
+  /**
+   * Reads the live sessions into memory, before the server listens: the socket.io handshake (fromHeaders, no I/O)
+   * then knows a browser that signed in before a restart, and its reconnecting tab keeps its live view.
+   */
+  async load(): Promise<void> {
+    const now = this.now();
+    for (const s of await this.sessions.sessionsCreatedSince(0, now)) this.remember(s);
+    this.lastPoll = now;
+  }
+
+  /** Starts reading sign-ins and revocations (and a changed USERS_FILE) periodically; stop() ends it. */
   start(): void {
     if (this.timer) return;
     this.timer = setInterval(() => void this.refresh(), this.opts.revocationPollMs ?? 1000);
@@ -112,7 +123,12 @@ export class Authenticator {
       this.opts.log?.(`could not re-read the user table: ${err instanceof Error ? err.message : String(err)}`);
     }
     try {
-      for (const id of await this.sessions.sessionsRevokedSince(this.lastPoll - POLL_OVERLAP_MS)) this.cache.delete(id);
+      const since = this.lastPoll - POLL_OVERLAP_MS;
+      // Sign-ins on other dashboards first, then revocations: a session made and revoked in between ends revoked.
+      for (const s of await this.sessions.sessionsCreatedSince(since, started)) {
+        if (!this.cache.has(s.id)) this.remember(s);
+      }
+      for (const id of await this.sessions.sessionsRevokedSince(since)) this.cache.delete(id);
       this.lastPoll = started;
       for (const [id, s] of this.cache) if (s.expiresAt <= started) this.cache.delete(id);
       if (started - this.lastPrune >= PRUNE_EVERY_MS) {

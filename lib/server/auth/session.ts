@@ -24,6 +24,11 @@ export interface SessionStore {
   createSession(s: Session): Promise<void>;
   findSession(id: string): Promise<Session | null>;
   revokeSession(id: string, at: number): Promise<void>;
+  /**
+   * Sessions created at or after `since` (epoch ms) that are neither revoked nor expired at `now`: the whole live
+   * set at start (since 0), then what other dashboards signed in, read about once a second.
+   */
+  sessionsCreatedSince(since: number, now: number): Promise<Session[]>;
   /** Ids of sessions revoked at or after `since` (epoch ms): how another dashboard's logout reaches this one. */
   sessionsRevokedSince(since: number): Promise<string[]>;
   /** Deletes sessions that expired before `before`; returns how many. */

@@ -1,0 +1,205 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
+import type { MysqlPort } from "../../agent/sources/mysql/mysql-port";
+import { MysqlSource } from "../../agent/sources/mysql/mysql-source";
+import type { PgPort } from "../../agent/sources/postgres/pg-port";
+import { PostgresSource } from "../../agent/sources/postgres/pg-source";
+
+const settings: DbLockSettings = {
+  thresholds: DEFAULT_DB_THRESHOLDS,
+  statementTimeoutMs: 2000,
+  maxLocks: 2,
+  showQueries: false,
+  queryChars: 200,
+};
+
+const sessionRow = {
+  pid: 100,
+  backendStart: "2026-12-01T09:00:00.5+00:00",
+  user: "app",
+  application: "worker",
+  clientAddr: "10.0.0.1",
+  clientPort: 5000,
+  db: "app",
+  state: "idle",
+  xactStart: null,
+  queryStart: "2026-12-01T09:59:00+00:00",
+  stateChange: "2026-12-01T09:59:00+00:00",
+  query: "select 1",
+};
+const snapshot = (objids: number[], total = objids.length) => ({
+  now: "2026-12-01T10:00:00+00:00",
+  total,
+  locks: {
+    database: objids.map(() => 5),
+    classid: objids.map(() => 0),
+    objid: objids,
+    objsubid: objids.map(() => 1),
+    shared: objids.map(() => false),
+    granted: objids.map(() => true),
+    pid: objids.map(() => 100),
+    waitstart: objids.map(() => null),
+  },
+  databases: [[5, "app"]],
+  blocking: [],
+  sessions: [sessionRow],
+});
+
+/** A PgPort that answers what the test queued, and records terminations. */
+class FakePg implements PgPort {
+  answers: Array<unknown | Error> = [];
+  terminated: Array<[number, string]> = [];
+  async snapshot() {
+    const a = this.answers.shift();
+    if (a instanceof Error) throw a;
+    return a;
+  }
+  async sessionLocks() {
+    return [{ locktype: "advisory", mode: "ExclusiveLock", count: 1 }];
+  }
+  async terminate(pid: number, backendStart: string) {
+    this.terminated.push([pid, backendStart]);
+    return { matched: true, terminated: true };
+  }
+  async close() {}
+}
+
+function pgSource(port: PgPort) {
+  let n = 0;
+  return new PostgresSource(port, {
+    sourceId: "postgresql://db:5432",
+    agentId: "a",
+    newId: () => `id-${++n}`,
+    log: () => undefined,
+    settings,
+    now: () => Date.parse("2026-12-01T10:00:00.100Z"),
+  });
+}
+
+describe("PostgresSource", () => {
+  it("turns polls into acquired and released events; a failed poll releases nothing and marks the source down", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    port.answers.push(snapshot([1, 2]), new Error("connection refused"), snapshot([2]));
+    expect((await src.poll()).events.map((e) => [e.type, e.resource])).toEqual([
+      ["acquired", "app:1"],
+      ["acquired", "app:2"],
+    ]);
+    expect((await src.poll()).events).toEqual([]);
+    expect(src.status()).toMatchObject({ up: false, error: "connection refused", locks: 2 });
+    expect((await src.poll()).events.map((e) => [e.type, e.resource])).toEqual([["released", "app:1"]]);
+    expect(src.status()).toMatchObject({ up: true, locks: 1 });
+  });
+
+  it("a truncated snapshot (more rows than DB_MAX_LOCKS) releases nothing and says so", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    port.answers.push(snapshot([1, 2]), snapshot([2, 3], 5));
+    await src.poll();
+    const out = await src.poll();
+    expect(out.events.map((e) => e.type)).toEqual(["acquired"]);
+    expect(src.status().hazards?.[0]).toMatchObject({ code: "too-many-locks" });
+  });
+
+  it("a malformed snapshot is an error naming the field, not a crash", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    port.answers.push({ now: "x", total: 1, locks: "no", blocking: [], sessions: [] });
+    await src.poll();
+    expect(src.status().error).toContain("locks");
+  });
+
+  it("release: a dry run ends nothing; a real release terminates the exact pid and backend start", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    port.answers.push(snapshot([1]), snapshot([]));
+    await src.poll();
+    const lock = src.locks()[0]!;
+    const cmd = { requestId: "r", lockId: lock.id, expectedOwner: lock.owner!, actor: "t", reason: "stuck" };
+    expect((await src.release({ ...cmd, dryRun: true })).result.outcome).toBe("dry-run");
+    expect(port.terminated).toEqual([]);
+    const real = await src.release({ ...cmd, dryRun: false });
+    expect(real.result.outcome).toBe("released");
+    expect(port.terminated).toEqual([[100, "2026-12-01T09:00:00.5+00:00"]]);
+    expect(real.output.events.map((e) => e.type)).toEqual(["released"]);
+  });
+});
+
+class FakeMysql implements MysqlPort {
+  answers: Array<unknown[] | Error> = [];
+  killed: number[] = [];
+  usedBy: number | null = 10;
+  async flavour() {
+    return "mariadb" as const;
+  }
+  async userLocks() {
+    const a = this.answers.shift()!;
+    if (a instanceof Error) throw a;
+    return a;
+  }
+  async holderCheck() {
+    return { usedBy: this.usedBy, user: "root", host: "10.0.0.1:5000" };
+  }
+  async kill(id: number) {
+    this.killed.push(id);
+  }
+  async close() {}
+}
+
+const myRow = {
+  k: "h",
+  id: 10,
+  name_hex: Buffer.from("job").toString("hex"),
+  user: "root",
+  host: "10.0.0.1:5000",
+  db: null,
+  command: "Sleep",
+  time_ms: 1000,
+  state: "",
+  info: null,
+};
+
+function mySource(port: MysqlPort) {
+  return new MysqlSource(port, {
+    sourceId: "mysql://db:3306",
+    agentId: "a",
+    newId: () => Math.random().toString(36),
+    log: () => undefined,
+    settings,
+  });
+}
+
+describe("MysqlSource", () => {
+  it("a missing METADATA_LOCK_INFO is a down source whose error names what to run", async () => {
+    const port = new FakeMysql();
+    const src = mySource(port);
+    port.answers.push(
+      Object.assign(new Error("Unknown table 'METADATA_LOCK_INFO' in information_schema"), { errno: 1109 }),
+    );
+    await src.poll();
+    expect(src.status()).toMatchObject({ up: false });
+    expect(src.status().error).toContain("INSTALL SONAME 'metadata_lock_info'");
+  });
+
+  it("KILLs only after IS_USED_LOCK still names the holder", async () => {
+    const port = new FakeMysql();
+    const src = mySource(port);
+    port.answers.push([myRow], []);
+    await src.poll();
+    const lock = src.locks()[0]!;
+    const cmd = {
+      requestId: "r",
+      lockId: lock.id,
+      expectedOwner: lock.owner!,
+      actor: "t",
+      reason: "stuck",
+      dryRun: false,
+    };
+    port.usedBy = 11;
+    expect((await src.release(cmd)).result.outcome).toBe("refused-owner-changed");
+    expect(port.killed).toEqual([]);
+    port.usedBy = 10;
+    expect((await src.release(cmd)).result.outcome).toBe("released");
+    expect(port.killed).toEqual([10]);
+  });
+});
