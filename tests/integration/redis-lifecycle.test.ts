@@ -67,7 +67,8 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     expect(after.locks.find((l) => l.resource === key)).toBeUndefined();
 
     const short = `${prefix}:lock:short`;
-    await c.set(short, "token-C", "PX", 700, "NX");
+    // Long enough to be found by the paced SCAN first on a loaded machine (no BCAST prefix or notification names it).
+    await c.set(short, "token-C", "PX", 2000, "NX");
     await waitForEvents(short, ["acquired", "expired"]);
   });
 
