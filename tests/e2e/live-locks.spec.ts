@@ -1,6 +1,5 @@
 import { expect, test } from "@playwright/test";
 import { Redis } from "ioredis";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { signIn } from "./sign-in";
 
 const baseUrl = () => process.env.E2E_BASE_URL!;
@@ -8,7 +7,12 @@ let redis: Redis;
 
 test.beforeAll(() => {
   redis = new Redis({ host: "127.0.0.1", port: Number(process.env.E2E_REDIS_PORT), maxRetriesPerRequest: 1 });
-  redis.defineCommand("releaseLock", loadLua("compare-and-delete"));
+  // The holder's own textbook release (compare its token, then delete). The agent's compare-and-delete script now
+  // takes the value's SHA-1 and a size bound, which a client releasing its own lock does not have.
+  redis.defineCommand("releaseLock", {
+    numberOfKeys: 1,
+    lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0',
+  });
 });
 
 test.afterAll(() => redis.disconnect());
