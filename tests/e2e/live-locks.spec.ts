@@ -7,11 +7,10 @@ let redis: Redis;
 
 test.beforeAll(() => {
   redis = new Redis({ host: "127.0.0.1", port: Number(process.env.E2E_REDIS_PORT), maxRetriesPerRequest: 1 });
-  // The holder's own textbook release (compare its token, then delete). The agent's compare-and-delete script now
-  // takes the value's SHA-1 and a size bound, which a client releasing its own lock does not have.
+  // The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead).
   redis.defineCommand("releaseLock", {
     numberOfKeys: 1,
-    lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0',
+    lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
   });
 });
 
