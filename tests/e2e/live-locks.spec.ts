@@ -1,6 +1,5 @@
 import { expect, test } from "@playwright/test";
 import { Redis } from "ioredis";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { signIn } from "./sign-in";
 
 const baseUrl = () => process.env.E2E_BASE_URL!;
@@ -8,7 +7,11 @@ let redis: Redis;
 
 test.beforeAll(() => {
   redis = new Redis({ host: "127.0.0.1", port: Number(process.env.E2E_REDIS_PORT), maxRetriesPerRequest: 1 });
-  redis.defineCommand("releaseLock", loadLua("compare-and-delete"));
+  // The application's own textbook release (the agent's compare-and-delete guards a SHA-1 and a size bound instead).
+  redis.defineCommand("releaseLock", {
+    numberOfKeys: 1,
+    lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+  });
 });
 
 test.afterAll(() => redis.disconnect());
