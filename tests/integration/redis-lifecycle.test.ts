@@ -4,6 +4,12 @@ import type { LockEventType } from "../../lib/contract/lock";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
 
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
+
 let redis: RedisServer;
 // Declared `let` because the restart test replaces the server with a new one on the same port.
 let dashboard: Dashboard;
@@ -34,11 +40,7 @@ async function waitForEvents(resource: string, want: LockEventType[]): Promise<v
 describe("a textbook lock through its whole life, seen by a real agent against a real redis-server", () => {
   it("reports acquired, renewed, owner-changed, released (compare-and-delete) and expired", async () => {
     const c = redis.client();
-    // The application's own textbook release (the agent's compare-and-delete guards a SHA-1 and a size bound).
-    c.defineCommand("releaseLock", {
-      numberOfKeys: 1,
-      lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
-    });
+    c.defineCommand("releaseLock", APP_RELEASE);
     const release = (k: string, t: string) =>
       (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
     const key = `${prefix}:lock:orders`;

@@ -3,7 +3,6 @@ import type { ReleaseCommand } from "../../lib/contract/release";
 import { DEFAULT_DB_THRESHOLDS } from "../../agent/sources/db-lock-settings";
 import { loadPostgresConfig } from "../../agent/sources/postgres/pg-config";
 import {
-  advisoryBlockers,
   blockingChain,
   buildPgModel,
   holdingLevel,
@@ -219,41 +218,6 @@ describe("holdingLevel", () => {
   });
   it("is unknown without the session row", () => {
     expect(holdingLevel(undefined, key, 0).level).toBe("unknown");
-  });
-});
-
-describe("advisoryBlockers", () => {
-  const row = (
-    pid: number,
-    mode: "ShareLock" | "ExclusiveLock",
-    granted: boolean,
-    waitstart: string | null = null,
-  ) => ({
-    db: "app",
-    classid: 0,
-    objid: 1,
-    objsubid: 1,
-    mode,
-    granted,
-    pid,
-    waitstart,
-  });
-  it("holders in a conflicting mode first, then conflicting waiters queued earlier", () => {
-    const rows = [
-      row(1, "ShareLock", true),
-      row(2, "ShareLock", true),
-      row(3, "ExclusiveLock", false, "2026-12-01T10:00:01Z"),
-      row(4, "ShareLock", false, "2026-12-01T10:00:02Z"),
-      row(5, "ExclusiveLock", false, "2026-12-01T10:00:03Z"),
-    ];
-    expect(advisoryBlockers(rows)).toEqual(
-      new Map([
-        [3, [1, 2]],
-        // A shared request does not conflict with the shared holders: it waits behind the exclusive waiter.
-        [4, [3]],
-        [5, [1, 2, 3, 4]],
-      ]),
-    );
   });
 });
 

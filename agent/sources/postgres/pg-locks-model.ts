@@ -169,7 +169,7 @@ interface KeyGroup {
 export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
   const now = ms(snap.now) ?? ctx.observedAtMs;
   const sessions = new Map(snap.sessions.map((s) => [s.pid, s]));
-  const blockedBy = new Map<number, readonly number[]>(snap.blocking.map((b) => [b.pid, b.by ?? []]));
+  const blockedBy = new Map(snap.blocking.map((b) => [b.pid, b.by ?? []]));
   const groups = new Map<string, KeyGroup>();
   for (const row of snap.locks) {
     const key = decodeAdvisoryKey(row.classid, row.objid, row.objsubid);
@@ -177,9 +177,6 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
     let g = groups.get(gk);
     if (!g) groups.set(gk, (g = { db: row.db, key, rows: [] }));
     g.rows.push(row);
-  }
-  for (const g of groups.values()) {
-    for (const [pid, by] of advisoryBlockers(g.rows)) blockedBy.set(pid, by);
   }
   const firstSeen = new Map<string, number>();
   const heldByPid = new Map<number, string[]>();
@@ -302,32 +299,6 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
     });
   }
   return { locks, firstSeen, heldByPid, sessions, ids };
-}
-
-function conflicts(a: PgLockRow["mode"], b: PgLockRow["mode"]): boolean {
-  return a === "ExclusiveLock" || b === "ExclusiveLock";
-}
-
-/**
- * Who blocks each waiter of one advisory key, as pg_blocking_pids would say: the holders in a conflicting mode
- * (hard blocks) first, then the conflicting waiters queued before it (soft blocks: the lock queue is fair). The
- * queue order is taken from waitstart.
- */
-export function advisoryBlockers(rows: readonly PgLockRow[]): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  const holders = rows.filter((r) => r.granted);
-  const queue = rows
-    .filter((r) => !r.granted)
-    .sort((a, b) => (a.waitstart ?? "").localeCompare(b.waitstart ?? "") || a.pid - b.pid);
-  queue.forEach((w, i) => {
-    const hard = holders.filter((h) => h.pid !== w.pid && conflicts(h.mode, w.mode)).map((h) => h.pid);
-    const soft = queue
-      .slice(0, i)
-      .filter((q) => conflicts(q.mode, w.mode))
-      .map((q) => q.pid);
-    out.set(w.pid, [...new Set([...hard, ...soft])]);
-  });
-  return out;
 }
 
 function holderHazards(

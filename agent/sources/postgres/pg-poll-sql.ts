@@ -5,13 +5,10 @@
  *
  * Read-only, and it takes no advisory or row lock: pg_locks and pg_stat_activity read shared memory; the only locks
  * are ACCESS SHARE on the catalog it reads, and the session's lock_timeout keeps even that from ever queueing
- * behind an ACCESS EXCLUSIVE.
- *
- * pg_blocking_pids copies the whole lock table on every call (as pg_locks does), so it is not called for advisory
- * waiters: who blocks those follows from the rows read here (holders of the same key in a conflicting mode, and
- * conflicting waiters queued earlier), decided by the agent (pg-locks-model.ts). It is called only where a chain
- * leaves advisory locks: for a holder of an awaited key that itself waits for something else (a row, a table), and
- * on from there up to the root. UNION drops a row already seen, so a cycle ends the recursion.
+ * behind an ACCESS EXCLUSIVE. pg_blocking_pids (which briefly locks the whole lock manager) is called only along the
+ * chains that start at an advisory waiter: from each such waiter to its blockers, and on from those that are
+ * themselves waiting, whatever they wait for (a row, a table), up to the root. UNION drops a row already seen, so a
+ * cycle ends the recursion.
  *
  * Output: one row, one json column `snapshot`: { now, total, locks: { column: [...] }, databases: [[oid, name]],
  * blocking: [...], sessions: [...] }. The locks come as one array per column, not one object per lock: building
@@ -29,21 +26,12 @@ adv AS (
 waiting AS (
   SELECT DISTINCT pid FROM l WHERE NOT granted
 ),
-adv_waiting AS (
-  SELECT DISTINCT pid FROM adv WHERE NOT granted
-),
 blk(pid, blocked_by) AS (
-  SELECT h.pid, pg_catalog.pg_blocking_pids(h.pid)
-  FROM (
-    SELECT DISTINCT h.pid FROM adv h
-    WHERE h.granted AND h.pid IN (SELECT pid FROM waiting) AND h.pid NOT IN (SELECT pid FROM adv_waiting)
-      AND EXISTS (SELECT 1 FROM adv w WHERE NOT w.granted AND w.database = h.database AND w.classid = h.classid
-                  AND w.objid = h.objid AND w.objsubid = h.objsubid)
-  ) h
+  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid) FROM (SELECT DISTINCT pid FROM adv WHERE NOT granted) w
   UNION
   SELECT b.pid, pg_catalog.pg_blocking_pids(b.pid)
   FROM blk, LATERAL unnest(blk.blocked_by) AS b(pid)
-  WHERE b.pid IN (SELECT pid FROM waiting) AND b.pid NOT IN (SELECT pid FROM adv_waiting)
+  WHERE b.pid IN (SELECT pid FROM waiting)
 ),
 pids AS (
   SELECT pid FROM adv UNION SELECT pid FROM blk UNION SELECT unnest(blocked_by) FROM blk
