@@ -2,7 +2,7 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all eight measurements, about fifteen minutes
+ *   npm run bench                         all nine measurements, about twenty minutes
  *   npm run bench -- --only=startup       start-up time and idle RSS, tsx against the compiled dist/ (npm run build)
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md

@@ -68,6 +68,14 @@ if [ -z "${POSTGRES_URLS:-}${MYSQL_URLS:-}" ] && [ "${LOCKSCOPE_DB_DEMO:-on}" !=
   fi
 fi
 
+# Demo of every backend (scripts/demo/every-backend.ts): a Redlock group of five throwaway redis-servers, a ZooKeeper
+# when installed, the seeds' "grab an order" race. It stops itself and all it started when this script is gone.
+if [ -n "${demo_dir:-}" ] && [ -z "${REDLOCK_NODES:-}${ZK_CONNECT:-}" ]; then
+  LOCKSCOPE_STOP_WITH_PID=$$ npx tsx scripts/demo/every-backend.ts "$demo_dir/backends.env" &
+  for _ in $(seq 1 900); do [ -s "$demo_dir/backends.env" ] && break; sleep 0.1; done
+  if [ -s "$demo_dir/backends.env" ]; then . "$demo_dir/backends.env"; fi
+fi
+
 echo "lockscope: open http://127.0.0.1:${PORT:-3000}"
 node dist/start.mjs &
 start_pid=$!

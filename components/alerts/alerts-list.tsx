@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { Time } from "../time/time";
 import { useEffect, useState } from "react";
 import type { AlertView, AlertsResponse } from "@/lib/contract/alerts";
 import { canRelease, postJson, useSession } from "../auth/session-provider";
@@ -75,9 +76,11 @@ export function AlertsList() {
             </td>
             <td className="max-w-md px-3 py-1.5 text-xs text-slate-300">{a.message}</td>
             <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-              {new Date(a.raisedAt).toLocaleString()}
+              <Time at={a.raisedAt} relative />
               {a.resolvedAt ? (
-                <span className="block">resolved {new Date(a.resolvedAt).toLocaleTimeString()}</span>
+                <span className="block">
+                  resolved <Time at={a.resolvedAt} />
+                </span>
               ) : null}
             </td>
             <td className="px-3 py-1.5">

@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { Time } from "../time/time";
 import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
@@ -107,7 +108,7 @@ export function LockDetail({ id }: { id: string }) {
               <TtlCell remaining={remaining} total={lock.ttlMs} />
             </Field>
             <Field label="Held for">
-              {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since {lock.since})
+              {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since <Time at={lock.since} />)
             </Field>
             <Field label="Backend / source">
               {lock.backend} · {lock.source}
@@ -129,7 +130,12 @@ export function LockDetail({ id }: { id: string }) {
                   {lock.holders.map((h) => (
                     <li key={h.owner}>
                       {h.owner}
-                      {h.since ? <span className="text-slate-400"> since {h.since}</span> : null}
+                      {h.since ? (
+                        <span className="text-slate-400">
+                          {" "}
+                          since <Time at={h.since} relative />
+                        </span>
+                      ) : null}
                     </li>
                   ))}
                 </ul>
@@ -171,7 +177,12 @@ export function LockDetail({ id }: { id: string }) {
           <ol className="space-y-1 text-sm" data-testid="waiters">
             {lock.waiters.map((w, i) => (
               <li key={`${w.owner}-${i}`} className="font-mono">
-                {i + 1}. {w.owner} {w.since ? <span className="text-slate-500">since {w.since}</span> : null}{" "}
+                {i + 1}. {w.owner}{" "}
+                {w.since ? (
+                  <span className="text-slate-500">
+                    since <Time at={w.since} relative />
+                  </span>
+                ) : null}{" "}
                 {w.detail ? <span className="text-slate-500">{w.detail}</span> : null}
                 {/* Only Redisson fair-lock waiters past their deadline: a queue entry whose thread is gone. */}
                 {canRelease(session) && lock.library === "redisson" && w.detail?.includes("(passed)") ? (

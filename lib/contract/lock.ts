@@ -262,6 +262,10 @@ export interface SourceStatus {
   untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
+  /** ISO time of the source's last completed read of its locks (a poll), so a viewer can tell stale data. */
+  lastPollAt?: string;
+  /** How often the source reads its locks (POLL_INTERVAL_MS for Redis), so "stale" is judged against it. */
+  pollIntervalMs?: number;
   agentId: string;
   /** Per-node health behind the source: replicas of a master, masters of a cluster, members of a Redlock group. */
   nodes?: NodeStatus[];

@@ -34,6 +34,15 @@ export function admitAgent(agentId: string, held: HeldConnection | undefined, in
 /** The connected agents, by id: how the dashboard asks the agent that watches a lock to act on it. */
 export class AgentGateway {
   private readonly sockets = new Map<string, { socket: AgentSocket; instanceId: string }>();
+  /** With several dashboards: asks the one holding the agent's connection (null: no dashboard has it). */
+  private remote:
+    ((agentId: string, command: ReleaseCommand, timeoutMs: number) => Promise<ReleaseResult | null>) | null = null;
+
+  setRemote(
+    remote: (agentId: string, command: ReleaseCommand, timeoutMs: number) => Promise<ReleaseResult | null>,
+  ): void {
+    this.remote = remote;
+  }
 
   /** Checked in the handshake, before the connection is accepted. */
   admission(agentId: string, instanceId: string): Admission {
@@ -56,7 +65,18 @@ export class AgentGateway {
     return this.sockets.has(agentId);
   }
 
+  /** Runs a release on the agent, wherever it is connected; the caller writes the audit row. */
   async release(agentId: string, command: ReleaseCommand, timeoutMs = 15_000): Promise<ReleaseResult> {
+    if (!this.sockets.has(agentId) && this.remote) {
+      // Checked again here: it crossed Redis from another process.
+      const answer = await this.remote(agentId, command, timeoutMs);
+      if (answer) return checkReleaseAnswer(agentId, answer);
+    }
+    return this.releaseLocal(agentId, command, timeoutMs);
+  }
+
+  /** Runs a release on an agent connected to this dashboard. */
+  async releaseLocal(agentId: string, command: ReleaseCommand, timeoutMs = 15_000): Promise<ReleaseResult> {
     const socket = this.sockets.get(agentId)?.socket;
     if (!socket) {
       return { outcome: "error", message: `agent ${agentId} is not connected`, plan: [], perNode: [] };

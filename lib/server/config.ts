@@ -28,6 +28,10 @@ export interface DashboardConfig {
   publicUrl: string | null;
   retentionDays: number;
   rollupRetentionDays: number;
+  /** Redis shared by several dashboards (socket.io adapter and the alerts leader lock); null for one dashboard. */
+  fanoutRedisUrl: string | null;
+  /** Lease of the alerts leader lock. */
+  leaderLeaseMs: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -86,5 +90,19 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     publicUrl,
     retentionDays: readInt(env, "RETENTION_DAYS", 7, 1, 3650),
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
+    fanoutRedisUrl: readFanoutUrl(env),
+    leaderLeaseMs: readInt(env, "LEADER_LEASE_MS", 10_000, 1000, 600_000),
   };
+}
+
+function readFanoutUrl(env: Env): string | null {
+  const url = readString(env, "FANOUT_REDIS_URL", "");
+  if (url === "") return null;
+  if (!/^rediss?:\/\/[^/]/.test(url)) {
+    throw new ConfigError(
+      "FANOUT_REDIS_URL",
+      `expected redis://host:port or rediss://…, got ${JSON.stringify(url.slice(0, 40))}`,
+    );
+  }
+  return url;
 }

@@ -1,5 +1,5 @@
 import type { Server as HttpServer } from "node:http";
-import type { Server } from "socket.io";
+import type { Server, ServerOptions } from "socket.io";
 import {
   AGENT_NAMESPACE,
   UI_NAMESPACE,
@@ -16,6 +16,7 @@ import { parseAgentSnapshot, parseAgentUpdate, parseViewSubscribe } from "../con
 import type { AgentGateway } from "./agent-gateway";
 import { createSocketServers, sameSecret } from "./socket-servers";
 import type { Authenticator } from "./auth/authenticator";
+import type { Fanout } from "./fanout";
 import type { LiveChange, LiveState } from "./live-state";
 import { parseLockQuery } from "./lock-query";
 import { LockViews } from "./lock-views";
@@ -39,10 +40,15 @@ export function attachHub(
     onEvents?: (events: LockEvent[]) => void;
     /** Called after any change of the live state. */
     onChange?: () => void;
+    /** Several dashboards: the socket.io Redis adapter, and where local agents' live state is handed on. */
+    adapter?: ServerOptions["adapter"];
+    fanout?: Fanout;
   },
 ): Server {
   // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
   const { io, agentIo } = createSocketServers(http, deps.agentToken);
+  // Several dashboards: the browsers' server shares broadcasts (alerts, new events) and inter-server messages.
+  if (deps.adapter) io.adapter(deps.adapter);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
   const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
@@ -59,13 +65,15 @@ export function attachHub(
     const json = JSON.stringify(sources);
     if (json === sentSources) return;
     sentSources = json;
-    ui.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
+    // Local: with several dashboards each one pushes its own browsers (the state is shared, not the pushes).
+    ui.local.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
   };
   const broadcast = (change: LiveChange | null) => {
     if (change) views.onChange(change);
     sourcesTimer ??= setTimeout(pushSources, 100);
     deps.onChange?.();
-  };
+  }; // Changes other dashboards' agents made to the live state reach this dashboard's browsers the same way.
+  deps.fanout?.bind(broadcast);
 
   agents.use((socket, next) => {
     const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };
@@ -105,6 +113,7 @@ export function attachHub(
         }
       }
       broadcast(deps.live.applySnapshot(parsed.value));
+      deps.fanout?.snapshot(parsed.value);
       reply({ ok: true, stored: [] });
     });
     socket.on("agent:update", async (raw, ack) => {
@@ -120,6 +129,7 @@ export function attachHub(
         return reply(refuse("store unavailable; keep the events and retry"));
       }
       broadcast(deps.live.applyUpdate(parsed.value));
+      deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {
         ui.emit("events:new", { events: saved.fresh });
@@ -132,7 +142,10 @@ export function attachHub(
       deps.agents.remove(agentId, socket);
       // Another connection of the same agent may already be up (reconnect races): only mark it gone if none is.
       const stillThere = [...agents.sockets.values()].some((s) => s.id !== socket.id && s.data.agentId === agentId);
-      if (!stillThere) broadcast(deps.live.disconnect(agentId));
+      if (!stillThere) {
+        broadcast(deps.live.disconnect(agentId));
+        deps.fanout?.gone(agentId);
+      }
     });
   });
 

@@ -2,7 +2,10 @@
  * The dashboard server: one Node process serving the Next.js pages, the HTTP API and socket.io.
  * Composition root: config -> migrations -> store -> auth -> live state -> HTTP + hub.
  */
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { hostname } from "node:os";
+import { Redis } from "ioredis";
 import { loadOrExit } from "../config/env";
 import { AgentGateway } from "./agent-gateway";
 import { Authenticator } from "./auth/authenticator";
@@ -12,7 +15,9 @@ import { redact } from "./database-url";
 import { createHttpHandler } from "./http-handler";
 import { AlertEngine } from "./alerts/alert-engine";
 import { WebhookSender } from "./alerts/webhooks";
+import { connectFanout } from "./fanout";
 import { attachHub, uiNamespace } from "./hub";
+import { LeaderElection, leaderLockSnapshot } from "./leader";
 import { Metrics } from "./metrics";
 import { RetentionPruner } from "./retention";
 import { LiveState } from "./live-state";
@@ -37,6 +42,14 @@ async function main(): Promise<void> {
   const store = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
   const live = new LiveState();
   const agents = new AgentGateway();
+  // Several dashboards (FANOUT_REDIS_URL): shared live state, releases routed to the agent's dashboard, and one
+  // leader for alerts and webhooks.
+  const serverId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const cluster = config.fanoutRedisUrl
+    ? connectFanout({ url: config.fanoutRedisUrl, serverId, live, agents, log })
+    : null;
+  const leaderRedis = config.fanoutRedisUrl ? new Redis(config.fanoutRedisUrl, { maxRetriesPerRequest: 1 }) : null;
+  leaderRedis?.on("error", (err: Error) => log(`leader redis: ${err.message}`));
   const { auth, oneTimePassword } = await Authenticator.create(
     config.auth,
     loadSessionSecret(config.sessionSecret, config.databaseUrl),
@@ -66,6 +79,14 @@ async function main(): Promise<void> {
   const metrics = new Metrics(live, () => openByRule);
   observeWrite = (s, n) => metrics.observeStoreWrite(config.databaseProvider, s, n);
   const webhooks = new WebhookSender(store, log);
+  const leader = leaderRedis
+    ? new LeaderElection(leaderRedis, serverId, {
+        leaseMs: config.leaderLeaseMs,
+        log,
+        // Only the leader sends webhooks: the outbox is shared, a second sender would deliver twice.
+        onChange: (leading) => (leading ? webhooks.start() : webhooks.stop()),
+      })
+    : null;
   const pruner = new RetentionPruner(store, {
     eventDays: config.retentionDays,
     rollupDays: config.rollupRetentionDays,
@@ -77,6 +98,7 @@ async function main(): Promise<void> {
   let evaluating: NodeJS.Timeout | null = null;
   const evaluateAlerts = () => {
     evaluating = null;
+    if (leader && !leader.isLeader()) return;
     alerts
       .evaluate()
       .then(async (changes) => {
@@ -126,12 +148,31 @@ async function main(): Promise<void> {
     log,
     onEvents: (events) => metrics.observeEvents(events),
     onChange: scheduleAlerts,
+    ...(cluster ? { adapter: cluster.adapter, fanout: cluster.fanout } : {}),
   });
+  cluster?.attach(io);
   const ui = uiNamespace(io);
   const alertTimer = setInterval(scheduleAlerts, 2000);
   alertTimer.unref();
-  webhooks.start();
+  if (leader) leader.start();
+  else webhooks.start();
   pruner.start();
+  // Every dashboard shows the leader lock in its own view (read from Redis, so all agree on who holds it).
+  let leaderSince = { holder: null as string | null, at: new Date().toISOString() };
+  const leaderView = leader
+    ? setInterval(() => {
+        leader
+          .view()
+          .then((view) => {
+            const now = new Date().toISOString();
+            if (view.holder !== leaderSince.holder) leaderSince = { holder: view.holder, at: now };
+            const source = `fanout:${redact(config.fanoutRedisUrl!)}`;
+            cluster?.show(live.applySnapshot(leaderLockSnapshot(view, source, leaderSince.at, now)));
+          })
+          .catch((err: unknown) => log(`leader view: ${err instanceof Error ? err.message : String(err)}`));
+      }, 1000)
+    : null;
+  leaderView?.unref();
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -150,11 +191,16 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);
     clearInterval(alertTimer);
+    if (leaderView) clearInterval(leaderView);
     auth.stop();
     webhooks.stop();
     pruner.stop();
     server.close();
-    void store.close().finally(() => process.exit(0));
+    // Resign the leader lock first, so another dashboard takes over alerts now rather than after the lease.
+    void Promise.allSettled([leader?.stop(), cluster?.close(), store.close()]).finally(() => {
+      leaderRedis?.disconnect();
+      process.exit(0);
+    });
     setTimeout(() => process.exit(0), 3000).unref();
   };
   process.on("SIGINT", () => shutdown("SIGINT"));

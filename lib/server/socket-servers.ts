@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Server as HttpServer } from "node:http";
-import { Server } from "socket.io";
+import { Server, type ServerOptions } from "socket.io";
 import {
   AGENT_MAX_MESSAGE_BYTES,
   AGENT_NAMESPACE,
@@ -30,12 +30,17 @@ export function sameSecret(given: unknown, expected: string): boolean {
  *   from its header (close 1009), before its payload is buffered. Browsers sign in in the /ui namespace.
  * Each serves one namespace; the default namespace is refused on both (unknown ones are refused by socket.io).
  */
-export function createSocketServers(http: HttpServer, agentToken: string): { io: Server; agentIo: Server } {
+export function createSocketServers(
+  http: HttpServer,
+  agentToken: string,
+  adapter?: ServerOptions["adapter"],
+): { io: Server; agentIo: Server } {
   const io = new Server(http, {
     path: UI_SOCKET_PATH,
     maxHttpBufferSize: UI_MAX_MESSAGE_BYTES,
     connectTimeout: CONNECT_TIMEOUT_MS,
     serveClient: false,
+    ...(adapter ? { adapter } : {}),
   });
   const agentIo = new Server(http, {
     path: AGENT_SOCKET_PATH,

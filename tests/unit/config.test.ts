@@ -81,6 +81,16 @@ describe("dashboard configuration", () => {
       "DATABASE_URL",
     );
   });
+  it("reads FANOUT_REDIS_URL and the leader lease, refusing anything but a redis:// URL", () => {
+    expect(loadDashboardConfig(base)).toMatchObject({ fanoutRedisUrl: null, leaderLeaseMs: 10_000 });
+    expect(
+      loadDashboardConfig({ ...base, FANOUT_REDIS_URL: "redis://127.0.0.1:6390", LEADER_LEASE_MS: "3000" }),
+    ).toMatchObject({ fanoutRedisUrl: "redis://127.0.0.1:6390", leaderLeaseMs: 3000 });
+    expect(configError(() => loadDashboardConfig({ ...base, FANOUT_REDIS_URL: "127.0.0.1:6390" })).variable).toBe(
+      "FANOUT_REDIS_URL",
+    );
+    expect(configError(() => loadDashboardConfig({ ...base, LEADER_LEASE_MS: "10" })).variable).toBe("LEADER_LEASE_MS");
+  });
   it("rejects a short agent token", () => {
     expect(configError(() => loadDashboardConfig({ AGENT_TOKEN: "short" })).message).toContain("at least 16");
   });
