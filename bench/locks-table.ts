@@ -138,14 +138,16 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         const want = n > 10_000 ? null : 1;
         const t = performance.now();
         await search.fill(key);
-        await page.waitForFunction(
-          `(() => { const first = document.querySelector("[data-testid=lock-row]");` +
-            ` const count = document.querySelector("[data-testid=lock-count]")?.textContent;` +
-            ` return !!first?.textContent?.includes(${JSON.stringify(`bench:lock:${key}`)})` +
-            ` && (${JSON.stringify(want)} === null || count === ${JSON.stringify(String(want))}); })()`,
-          undefined,
-          { polling: "raf", timeout: 30_000 },
-        );
+        // A locator wait (Playwright's own injected script): the page's CSP forbids evaluating strings.
+        await page
+          .locator("[data-testid=lock-row]", { hasText: `bench:lock:${key}` })
+          .first()
+          .waitFor({ timeout: 30_000 });
+        if (want !== null)
+          await page
+            .getByTestId("lock-count")
+            .filter({ hasText: String(want) })
+            .waitFor();
         filterMs.push(performance.now() - t);
       }
       await context.close();
