@@ -218,7 +218,7 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
       },
       {
         measure: `${k}: /api/locks?limit=100 (200 requests)`,
-        result: p50p99(r.api, 1) + " ms",
+        result: p50p99(r.api, 1),
         target: "p99 ≤ 50 ms",
         verdict: verdict(r.api.p99 <= 50),
       },
