@@ -42,6 +42,10 @@ export interface EventQuery {
   resource?: string;
   backend?: string;
   since?: Date;
+  /** Only these event types. */
+  types?: string[];
+  /** Events strictly older than this one in the listing's order (newest first): the next page. */
+  before?: { at: Date; id: string };
   limit: number;
 }
 
@@ -161,8 +165,12 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
           ...(q.resource ? { resource: q.resource } : {}),
           ...(q.backend ? { backend: q.backend } : {}),
           ...(q.since ? { at: { gte: q.since } } : {}),
+          ...(q.types ? { type: { in: q.types } } : {}),
+          // Several events share a millisecond (a release and the next acquire seen in one read): the id breaks
+          // the tie, so a page boundary between them neither skips nor repeats one.
+          ...(q.before ? { OR: [{ at: { lt: q.before.at } }, { at: q.before.at, id: { lt: q.before.id } }] } : {}),
         },
-        orderBy: [{ at: "desc" }, { receivedAt: "desc" }],
+        orderBy: [{ at: "desc" }, { id: "desc" }],
         take: q.limit,
       });
       return rows.map(fromRow);
