@@ -1,4 +1,5 @@
 import type { LockEvent, LockEventType } from "@/lib/contract/lock";
+import { formatTime } from "../time/format-time";
 import { formatDuration, shorten } from "./format";
 
 const TYPE_CLASS: Record<LockEventType, string> = {
@@ -26,10 +27,10 @@ function describe(e: LockEvent): string {
 }
 
 export function EventHistory({ events }: { events: LockEvent[] }) {
-  if (events.length === 0) return <p className="text-sm text-slate-500">No stored events.</p>;
+  if (events.length === 0) return <p className="text-sm text-slate-400">No stored events.</p>;
   return (
     <table className="w-full text-left text-sm" data-testid="history">
-      <thead className="text-xs uppercase tracking-wide text-slate-500">
+      <thead className="text-xs uppercase tracking-wide text-slate-400">
         <tr>
           <th className="py-1 pr-4 font-medium">Time</th>
           <th className="py-1 pr-4 font-medium">Event</th>
@@ -41,7 +42,7 @@ export function EventHistory({ events }: { events: LockEvent[] }) {
       <tbody className="divide-y divide-slate-800/70">
         {events.map((e) => (
           <tr key={e.id} data-testid="history-row" data-type={e.type}>
-            <td className="py-1 pr-4 font-mono text-xs text-slate-400">{new Date(e.at).toLocaleString()}</td>
+            <td className="py-1 pr-4 font-mono text-xs text-slate-400">{formatTime(e.at, "local")}</td>
             <td className={`py-1 pr-4 font-medium ${TYPE_CLASS[e.type]}`}>{e.type}</td>
             <td className="py-1 pr-4 font-mono text-xs" title={e.owner ?? ""}>
               {shorten(e.owner, 28)}
