@@ -20,6 +20,12 @@ export interface AlertView {
   ackedAt: string | null;
   ackedBy: string | null;
   resolvedAt: string | null;
+  /** When the condition was last seen holding (to within 15 s); the raise time until then. */
+  lastSeenAt?: string;
+  /** How many times the condition appeared while this alert stayed open (a flapping lock is one alert). */
+  occurrences?: number;
+  /** The lock's holder when the condition was last seen (the first evidence names the one that raised it). */
+  latestHolder?: string | null;
 }
 
 export interface AlertsResponse {

@@ -123,6 +123,22 @@ describe.each(setups)("history store on $name", (setup) => {
       () => [{ url: "http://127.0.0.1:9/hook", kind: "raised", body: "{}" }],
     );
     expect((await store.openAlerts()).map((x) => x.id)).toEqual([a.id]);
+    expect(a).toMatchObject({ occurrences: 1, lastSeenAt: a.raisedAt, latestHolder: null, evidence: { events: [] } });
+    const seenAt = new Date(Date.parse(a.raisedAt) + 20_000).toISOString();
+    await store.refreshAlert(a.id, {
+      message: "m2",
+      severity: "critical",
+      lastSeenAt: seenAt,
+      occurrences: 2,
+      latestHolder: "driver-3",
+    });
+    expect((await store.openAlerts())[0]).toMatchObject({
+      message: "m2",
+      occurrences: 2,
+      lastSeenAt: seenAt,
+      latestHolder: "driver-3",
+      evidence: { events: [] },
+    });
     expect(await store.acknowledgeAlert(a.id, "op", new Date(), [])).toMatchObject({
       state: "acknowledged",
       ackedBy: "op",
