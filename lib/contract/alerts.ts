@@ -53,8 +53,14 @@ export interface ResourceHistory {
   timeline: Array<{ owner: string | null; from: string; to: string | null; end: string | null }>;
 }
 
+/** What the History page ranks by: contention (acquisitions and takeovers), or what hurts. */
+export const RANK_BY = ["contention", "wait", "waiters", "takeovers", "no-ttl"] as const;
+export type RankBy = (typeof RANK_BY)[number];
+
 export interface TopContended {
   windowMs: number;
+  /** The ranking used (contention when none was asked). */
+  by?: RankBy;
   resources: Array<{
     resource: string;
     backend: string;
@@ -64,5 +70,14 @@ export interface TopContended {
     expiries: number;
     holdAvgMs: number | null;
     holdMaxMs: number | null;
+    /** Total and longest time contenders waited before acquiring (where the backend shows queues). */
+    waitMsTotal?: number;
+    waitMsMax?: number | null;
+    /** Acquisitions that had queued first: how many contenders had to wait. */
+    waited?: number;
+    /** Time held without any TTL in the window (held forever unless someone releases it). */
+    noTtlMs?: number;
   }>;
+  /** The whole fleet per hour (from the rollups): contention over time, not only a top list. */
+  hours?: Array<{ t: string; acquisitions: number; ownerChanges: number; expiries: number }>;
 }
