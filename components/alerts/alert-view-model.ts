@@ -56,3 +56,22 @@ export function evidenceLines(evidence: Record<string, unknown>, formatAt: (at: 
   }
   return lines;
 }
+
+/** The alerts table's sortable columns; with no sort chosen the server's order stands (open first, newest first). */
+export type AlertSortKey = "severity" | "raised" | "lastSeen" | "occurrences";
+
+const SEVERITY_RANK = { critical: 2, warning: 1, info: 0 } as const;
+
+export function sortAlerts(
+  alerts: readonly AlertView[],
+  sort: { key: string; desc: boolean } | undefined,
+): AlertView[] {
+  if (!sort) return [...alerts];
+  const value = (a: AlertView): number => {
+    if (sort.key === "severity") return SEVERITY_RANK[a.severity];
+    if (sort.key === "occurrences") return a.occurrences ?? 1;
+    if (sort.key === "lastSeen") return Date.parse(a.lastSeenAt ?? a.raisedAt);
+    return Date.parse(a.raisedAt);
+  };
+  return [...alerts].sort((x, y) => (sort.desc ? value(y) - value(x) : value(x) - value(y)));
+}

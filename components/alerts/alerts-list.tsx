@@ -6,9 +6,9 @@ import type { AlertView, AlertsResponse } from "@/lib/contract/alerts";
 import { canRelease, postJson, useSession } from "../auth/session-provider";
 import { SEVERITY_CLASS } from "../locks/format";
 import { formatTime, relativeTime } from "../time/format-time";
-import { DataTable } from "../ui/data-table";
+import { DataTable, nextSort, type TableSort } from "../ui/data-table";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
-import { evidenceLines, filterAlerts, NO_FILTER, ruleOptions, type AlertFilter } from "./alert-view-model";
+import { evidenceLines, filterAlerts, NO_FILTER, ruleOptions, sortAlerts, type AlertFilter } from "./alert-view-model";
 
 async function fetchAlerts(): Promise<AlertView[]> {
   const res = await fetch("/api/alerts?limit=500", { cache: "no-store" });
@@ -28,6 +28,7 @@ export function AlertsList() {
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
   const [filter, setFilter] = useState<AlertFilter>(NO_FILTER);
+  const [sort, setSort] = useState<TableSort | undefined>(undefined);
 
   // Refetch when the server says alerts changed (raised, resolved or acknowledged).
   useEffect(() => {
@@ -47,7 +48,7 @@ export function AlertsList() {
   };
 
   const all = useMemo(() => alerts ?? [], [alerts]);
-  const shown = useMemo(() => filterAlerts(all, filter), [all, filter]);
+  const shown = useMemo(() => sortAlerts(filterAlerts(all, filter), sort), [all, filter, sort]);
   const rules = useMemo(() => ruleOptions(all), [all]);
   const at = (iso: string) => formatTime(iso, "local");
 
@@ -109,15 +110,17 @@ export function AlertsList() {
       <DataTable
         columns={[
           "State",
-          "Severity",
+          { label: "Severity", sortKey: "severity" },
           "Rule",
           "Lock or source",
           "Message and evidence",
-          "Raised",
-          "Last seen",
-          "Times",
+          { label: "Raised", sortKey: "raised" },
+          { label: "Last seen", sortKey: "lastSeen" },
+          { label: "Times", sortKey: "occurrences" },
           "",
         ]}
+        sort={sort}
+        onSort={(key) => setSort(nextSort(sort, key))}
         testId="alerts-table"
         empty={alerts && shown.length === 0 ? (all.length === 0 ? "No alerts." : "No alerts match the filters.") : null}
       >
