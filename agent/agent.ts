@@ -19,6 +19,8 @@ export class AgentLoop {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly wasUp = new Map<string, boolean>();
+  /** When each source last completed a poll while up (epoch ms). */
+  private readonly polledAt = new Map<string, number>();
   private readonly cap: SourceCap;
   private readonly cappedSources = new Set<string>();
   polls = 0;
@@ -48,7 +50,19 @@ export class AgentLoop {
 
   /** Every source's status, with the flood cap's counts and hazard where it applies. */
   statuses(): SourceStatus[] {
-    return this.sources.flatMap((s) => (s.statuses ? s.statuses() : [s.status()])).map((s) => this.cap.status(s));
+    return this.sources
+      .flatMap((s) => (s.statuses ? s.statuses() : [s.status()]))
+      .map((s) => this.withPollTime(this.cap.status(s)));
+  }
+
+  /** When each source last completed a poll while up, and how often it is polled: a viewer can tell stale data. */
+  private withPollTime(s: SourceStatus): SourceStatus {
+    const at = this.polledAt.get(s.id);
+    return {
+      ...s,
+      pollIntervalMs: this.opts.pollIntervalMs,
+      ...(at !== undefined ? { lastPollAt: new Date(at).toISOString() } : {}),
+    };
   }
 
   /** The locks the dashboard is shown (a snapshot): at most the cap per source. */
@@ -82,7 +96,9 @@ export class AgentLoop {
       for (const l of r.upserts) upserts.push(l);
       for (const id of r.removed) removed.push(id);
     }
+    const polledAt = Date.now();
     for (const status of this.statuses()) {
+      if (status.up) this.polledAt.set(status.id, polledAt);
       this.logCap(status);
       const before = this.wasUp.get(status.id);
       if (before === status.up) continue;

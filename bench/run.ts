@@ -177,6 +177,7 @@ async function main(): Promise<number> {
       sections.push(await section("startup", only, () => measureStartup(small, log)));
       await stopSmall();
     } else sections.push(skipped("startup"));
+    // Its own redis-server, agents and dashboards with pages, and Chromium: last, with the machine otherwise idle.
     sections.push(await section("table", only, () => measureLocksTable(cleanup, log)));
   } finally {
     log("stopping servers");

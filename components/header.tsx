@@ -4,6 +4,7 @@ import Link from "next/link";
 import { usePathname, useRouter } from "next/navigation";
 import { canRelease, postJson, useSession } from "./auth/session-provider";
 import { ConnectionIndicator } from "./live/connection-indicator";
+import { ZoneToggle } from "./time/time";
 import { useLiveLocks } from "./live/live-locks-provider";
 
 const LINKS = [
@@ -60,6 +61,7 @@ export function Header() {
         </nav>
         <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-1">
           <ConnectionIndicator />
+          <ZoneToggle />
           {session ? (
             <span className="text-xs text-slate-400" data-testid="signed-in-as">
               {session.name} <span className="text-slate-400">({session.role})</span>

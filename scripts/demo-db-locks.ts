@@ -96,6 +96,9 @@ async function postgresWorkload(adminUrl: string): Promise<void> {
       await b.query("SELECT pg_advisory_lock(1002)");
       const bWaits = b.query("SELECT pg_advisory_lock(1001)");
       const cWaits = c.query("SELECT pg_advisory_lock(1002)");
+      // The drop on exit ends these sessions mid-wait: handled now, or the rejection crashes the script with a trace.
+      bWaits.catch(() => undefined);
+      cWaits.catch(() => undefined);
       await sleep(45_000);
       await a.query("SELECT pg_advisory_unlock(1001)");
       await bWaits;
@@ -136,6 +139,7 @@ async function mysqlWorkload(url: string): Promise<void> {
     while (!stopping) {
       await holder.query("SELECT GET_LOCK(?, 0)", [`${prefix}:invoice-run`]);
       const waits = waiter.query("SELECT GET_LOCK(?, 60)", [`${prefix}:invoice-run`]);
+      waits.catch(() => undefined); // destroyed mid-wait on exit
       await sleep(30_000);
       await holder.query("SELECT RELEASE_LOCK(?)", [`${prefix}:invoice-run`]);
       await waits;

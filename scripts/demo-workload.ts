@@ -8,7 +8,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { Mutex, Semaphore } from "redis-semaphore";
-import { loadLua } from "../agent/sources/redis/lua-scripts";
 
 const url = (process.env.REDIS_URLS ?? "redis://127.0.0.1:6379").split(",")[0]!.trim();
 let stopping = false;
@@ -25,8 +24,11 @@ redis.on("error", (err: Error) => {
   process.stderr.write(`demo workload: redis ${url}: ${err.message}\n`);
 });
 redis.on("end", () => stop(stopping ? 0 : 1, stopping ? undefined : "redis connection closed for good"));
-const release = loadLua("compare-and-delete");
-redis.defineCommand("releaseLock", release);
+// The release every lock tutorial shows (the client's own, not the agent's fingerprint-guarded script).
+redis.defineCommand("releaseLock", {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 const rand = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
 

@@ -18,6 +18,8 @@ interface Tracked {
   history: HoldingHistory;
   /** JSON of the fields that matter to a viewer, to send an upsert only when something really changed. */
   fingerprint: string;
+  /** Codes of the hazards that come from history (not from the observation), so time can take them off again. */
+  historyCodes: ReadonlySet<string>;
 }
 
 export interface TrackerOutput {
@@ -73,6 +75,8 @@ export class LockTracker {
   private readonly recentReleases = new Map<string, { owner: string | null; atMs: number; type: LockEventType }>();
   private readonly tolerance: number;
   private readonly historyOpts: HistoryHazardOptions;
+  /** The history hazard codes withHistory added last; store() keeps them with the lock. */
+  private lastHistoryCodes: ReadonlySet<string> = new Set();
 
   constructor(private readonly opts: TrackerOptions) {
     this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
@@ -255,7 +259,30 @@ export class LockTracker {
     const extra = historyHazards(history, lock.ttlMs, nowMs, this.historyOpts).filter(
       (h) => !lock.hazards.some((x) => x.code === h.code),
     );
+    this.lastHistoryCodes = new Set(extra.map((h) => h.code));
     return extra.length > 0 ? { ...lock, hazards: [...lock.hazards, ...extra] } : lock;
+  }
+
+  /**
+   * Hazards that only time changes (a takeover or a zombie remembered for HAZARD_MEMORY_MS, renewals that stopped,
+   * a hold that became too long), re-evaluated without a new read: a source that re-reads only what changed
+   * (client tracking) would otherwise keep a remembered hazard on a quiet lock for ever. Upserts the locks whose
+   * hazard codes changed; wording that only counts time up is left for the next read.
+   */
+  reviseHazards(nowMs: number): TrackerOutput {
+    const out: TrackerOutput = { events: [], upserts: [], removed: [] };
+    for (const t of this.tracked.values()) {
+      const base = t.lock.hazards.filter((h) => !t.historyCodes.has(h.code));
+      const extra = historyHazards(t.history, t.lock.ttlMs, nowMs, this.historyOpts).filter(
+        (h) => !base.some((x) => x.code === h.code),
+      );
+      const codes = new Set(extra.map((h) => h.code));
+      if (codes.size === t.historyCodes.size && [...codes].every((c) => t.historyCodes.has(c))) continue;
+      const lock = { ...t.lock, hazards: [...base, ...extra] };
+      this.tracked.set(lock.id, { ...t, lock, fingerprint: fingerprint(lock), historyCodes: codes });
+      out.upserts.push(lock);
+    }
+    return out;
   }
 
   private rememberRelease(id: string, owner: string | null, atMs: number, type: LockEventType): void {
@@ -274,7 +301,8 @@ export class LockTracker {
     previousFingerprint?: string,
   ): boolean {
     const fp = fingerprint(lock);
-    this.tracked.set(lock.id, { lock, observedAtMs, history, fingerprint: fp });
+    const historyCodes = this.lastHistoryCodes;
+    this.tracked.set(lock.id, { lock, observedAtMs, history, fingerprint: fp, historyCodes });
     if (fp === previousFingerprint) return false;
     out.upserts.push(lock);
     return true;

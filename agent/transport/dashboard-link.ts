@@ -32,6 +32,17 @@ export interface DashboardLinkOptions {
 }
 
 const BATCH = 1000;
+/** Removed ids per update: 10,000 ids of at most 128 characters stay near 1 MB. */
+const MAX_REMOVED_PER_UPDATE = 10_000;
+
+function* takeFirst<T>(items: Iterable<T>, n: number): Generator<T> {
+  if (n <= 0) return;
+  let i = 0;
+  for (const x of items) {
+    yield x;
+    if (++i >= n) return;
+  }
+}
 
 /**
  * Splits a snapshot's locks into parts of at most maxLocks locks and about maxBytes of JSON each (a part holds at
@@ -70,7 +81,7 @@ export const REFUSED_RETRY_MS = 5000;
  */
 export function sourcesFingerprint(sources: readonly SourceStatus[]): string {
   return JSON.stringify(
-    sources.map(({ lastScanAt: _a, lastScanMs: _m, nodes, ...s }) => ({
+    sources.map(({ lastScanAt: _a, lastScanMs: _m, lastPollAt: _p, nodes, ...s }) => ({
       ...s,
       nodes: nodes?.map(({ latencyMs: _l, clockOffsetMs: _c, offset: _o, lagBytes: _b, ...n }) => n),
     })),
@@ -232,10 +243,11 @@ export class DashboardLink {
         const sourcesDue =
           sourcesFingerprint(sources) !== this.sentSources || Date.now() - this.sentSourcesAtMs >= SOURCES_REFRESH_MS;
         if (events.length === 0 && this.upserts.size === 0 && this.removed.size === 0 && !sourcesDue) break;
-        const upserts = [...this.upserts.values()];
-        const removed = [...this.removed];
-        this.upserts.clear();
-        this.removed.clear();
+        // Bounded like a snapshot part: a poll that found 100,000 new locks goes out as many small updates.
+        const upserts = snapshotParts([...takeFirst(this.upserts.values(), SNAPSHOT_PART_MAX_LOCKS)])[0]!;
+        for (const l of upserts) this.upserts.delete(l.id);
+        const removed = [...takeFirst(this.removed.values(), MAX_REMOVED_PER_UPDATE)];
+        for (const id of removed) this.removed.delete(id);
         let ack: AgentAck;
         try {
           ack = await this.socket.timeout(timeout).emitWithAck("agent:update", {

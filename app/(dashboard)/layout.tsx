@@ -3,6 +3,7 @@ import { SessionProvider } from "@/components/auth/session-provider";
 import { LiveLocksProvider } from "@/components/live/live-locks-provider";
 import { AlertToasts } from "@/components/alerts/alert-toasts";
 import { Header } from "@/components/header";
+import { LiveFrame } from "@/components/live/live-frame";
 
 /** Every signed-in page: one session, one live socket, one header. */
 export default function DashboardLayout({ children }: { children: ReactNode }) {
@@ -18,7 +19,7 @@ export default function DashboardLayout({ children }: { children: ReactNode }) {
         </a>
         <Header />
         <main id="main" tabIndex={-1} className="mx-auto max-w-screen-2xl px-4 py-4">
-          {children}
+          <LiveFrame>{children}</LiveFrame>
         </main>
         <AlertToasts />
       </LiveLocksProvider>

@@ -6,6 +6,7 @@ import type { AlertView, AlertsResponse } from "@/lib/contract/alerts";
 import { canRelease, postJson, useSession } from "../auth/session-provider";
 import { SEVERITY_CLASS } from "../locks/format";
 import { formatTime, relativeTime } from "../time/format-time";
+import { Time, useZone } from "../time/time";
 import { DataTable, nextSort, type TableSort } from "../ui/data-table";
 import { useLiveLocks, useNow } from "../live/live-locks-provider";
 import { evidenceLines, filterAlerts, NO_FILTER, ruleOptions, sortAlerts, type AlertFilter } from "./alert-view-model";
@@ -50,7 +51,8 @@ export function AlertsList() {
   const all = useMemo(() => alerts ?? [], [alerts]);
   const shown = useMemo(() => sortAlerts(filterAlerts(all, filter), sort), [all, filter, sort]);
   const rules = useMemo(() => ruleOptions(all), [all]);
-  const at = (iso: string) => formatTime(iso, "local");
+  const [zone] = useZone();
+  const at = (iso: string) => formatTime(iso, zone);
 
   return (
     <section>
@@ -171,8 +173,12 @@ export function AlertsList() {
                 ) : null}
               </td>
               <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-                {at(a.raisedAt)}
-                {a.resolvedAt ? <span className="block">resolved {at(a.resolvedAt)}</span> : null}
+                <Time at={a.raisedAt} relative />
+                {a.resolvedAt ? (
+                  <span className="block">
+                    resolved <Time at={a.resolvedAt} />
+                  </span>
+                ) : null}
               </td>
               <td className="whitespace-nowrap px-3 py-1.5 text-xs text-slate-400" data-testid="alert-last-seen">
                 {a.lastSeenAt ? <span title={at(a.lastSeenAt)}>{relativeTime(a.lastSeenAt, now)}</span> : "—"}

@@ -1,6 +1,7 @@
 "use client";
 
 import { useEffect, useState } from "react";
+import { Time } from "../time/time";
 import type { AuditEntryView } from "@/lib/contract/release";
 import { shorten } from "../locks/format";
 import { DataTable } from "../ui/data-table";
@@ -98,7 +99,7 @@ export function AuditLog() {
         {(entries ?? []).map((e) => (
           <tr key={e.id} data-testid="audit-row" data-outcome={e.outcome}>
             <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-              {new Date(e.at).toLocaleString()}
+              <Time at={e.at} />
             </td>
             <td className="px-3 py-1.5">
               {e.actor}{" "}

@@ -6,6 +6,7 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import type { RankBy, TopContended } from "@/lib/contract/alerts";
 import { formatDuration } from "../locks/format";
 import { formatTime } from "../time/format-time";
+import { useZone } from "../time/time";
 import { emptyRankingText, RANK_CHOICES, rankChoice } from "./rank-words";
 
 const WINDOWS = ["1h", "6h", "24h", "7d"] as const;
@@ -23,6 +24,7 @@ export function TopContendedView() {
   const [window, setWindow] = useState<(typeof WINDOWS)[number]>("24h");
   const [by, setBy] = useState<RankBy>("contention");
   const [top, setTop] = useState<TopContended | null>(null);
+  const [zone] = useZone();
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let current = true;
@@ -37,7 +39,7 @@ export function TopContendedView() {
       current = false;
     };
   }, [window, by]);
-  const hours = (top?.hours ?? []).map((h) => ({ ...h, label: formatTime(h.t, "local").slice(5, 16) }));
+  const hours = (top?.hours ?? []).map((h) => ({ ...h, label: formatTime(h.t, zone).slice(5, 16) }));
   const choice = rankChoice(by);
   const resources = top?.resources ?? [];
   return (

@@ -44,6 +44,8 @@ export function liveFreshness(connection: Connection, lastUpdateAt: number | nul
 
 /** A source counts as stale once its last completed read is older than this many poll intervals. */
 export const STALE_AFTER_POLLS = 3;
+/** How late a poll time may arrive (the agent sends per-poll figures every 2 s, plus the trip): not yet stale. */
+export const REFRESH_SLACK_MS = 5000;
 /** The agent's default POLL_INTERVAL_MS, for sources that do not report their own. */
 export const DEFAULT_POLL_MS = 1000;
 
@@ -65,7 +67,9 @@ export function sourceFreshness(
   if (!s.up) return { id: s.id, stale: true, reason: `down${s.error ? `: ${s.error}` : ""}` };
   const at = s.lastPollAt ? Date.parse(s.lastPollAt) : Number.NaN;
   if (!Number.isFinite(at)) return { id: s.id, stale: false, reason: null };
-  const limit = STALE_AFTER_POLLS * Math.max(DEFAULT_POLL_MS, s.pollIntervalMs ?? DEFAULT_POLL_MS);
+  const poll = Math.max(100, s.pollIntervalMs ?? DEFAULT_POLL_MS);
+  // Poll times reach the browser at most every SOURCES_REFRESH_MS (2 s) on a quiet fleet: never stale before that.
+  const limit = Math.max(STALE_AFTER_POLLS * poll, poll + REFRESH_SLACK_MS);
   const age = now - at;
   return age > limit
     ? { id: s.id, stale: true, reason: `last read ${ago(age)}` }

@@ -14,7 +14,8 @@ import {
 import { io, type Socket } from "socket.io-client";
 import type { AlertView } from "@/lib/contract/alerts";
 import type { LockCounts } from "@/lib/contract/api";
-import type { Lock, LockEvent, SourceStatus } from "@/lib/contract/lock";
+import type { LockEvent, SourceStatus } from "@/lib/contract/lock";
+import { liveFreshness } from "./freshness";
 import {
   UI_NAMESPACE,
   type LockViewQuery,
@@ -23,12 +24,9 @@ import {
   type ViewAck,
   type ViewUpdate,
 } from "@/lib/contract/socket";
+import { applyViewUpdate, type LiveLock } from "./view-model";
 
-/** A lock as received, with the browser's own clock at receipt so TTLs count down without trusting other clocks. */
-export interface LiveLock {
-  lock: Lock;
-  receivedAt: number;
-}
+export type { LiveLock };
 
 export type ConnectionState = "connecting" | "live" | "reconnecting";
 
@@ -36,6 +34,8 @@ type ViewListener = { onUpdate: (u: ViewUpdate, receivedAt: number) => void; onA
 
 interface LiveLocks {
   connection: ConnectionState;
+  /** Browser time of the last message before the connection was lost (null: none yet); see liveFreshness. */
+  lastUpdateAt: number | null;
   /** Open (unacknowledged) alerts, kept current by the server's pushes. */
   openAlerts: number;
   /** Bumped on every alert change the server pushes (raised, resolved, acknowledged): lists refetch on it. */
@@ -52,6 +52,7 @@ interface LiveLocks {
 
 const Ctx = createContext<LiveLocks>({
   connection: "connecting",
+  lastUpdateAt: null,
   openAlerts: 0,
   alertsVersion: 0,
   raisedAlerts: [],
@@ -69,6 +70,9 @@ const RECENT = 200;
  */
 export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const [connection, setConnection] = useState<ConnectionState>("connecting");
+  // Every message stamps the ref (no re-render); the loss of the connection freezes that stamp into state.
+  const lastMessageAt = useRef<number | null>(null);
+  const [lastUpdateAt, setLastUpdateAt] = useState<number | null>(null);
   const [sources, setSources] = useState<SourceStatus[]>([]);
   const [recentEvents, setRecentEvents] = useState<LockEvent[]>([]);
   const [openAlerts, setOpenAlerts] = useState(0);
@@ -89,13 +93,20 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
       transports: ["websocket", "polling"],
     });
     socketRef.current = socket;
+    const stamp = () => (lastMessageAt.current = Date.now());
+    const lost = () => {
+      setLastUpdateAt(lastMessageAt.current);
+      setConnection("reconnecting");
+    };
+    socket.onAny(stamp);
     socket.on("connect", () => {
+      stamp();
       setConnection("live");
       // The server forgets a connection's views when it drops: subscribe them again.
       for (const id of views.current.keys()) sendSubscribe(id);
     });
-    socket.on("disconnect", () => setConnection("reconnecting"));
-    socket.on("connect_error", () => setConnection("reconnecting"));
+    socket.on("disconnect", lost);
+    socket.on("connect_error", lost);
     socket.on("sources:state", (s) => setSources(s.sources));
     socket.on("view:update", (u) => views.current.get(u.viewId)?.listener.onUpdate(u, Date.now()));
     socket.on("alerts:changed", ({ raised, open }) => {
@@ -132,6 +143,7 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
   const value = useMemo(
     () => ({
       connection,
+      lastUpdateAt,
       sources,
       recentEvents,
       openAlerts,
@@ -140,7 +152,17 @@ export function LiveLocksProvider({ children }: { children: ReactNode }) {
       dismissAlert,
       subscribeView,
     }),
-    [connection, sources, recentEvents, openAlerts, alertsVersion, raisedAlerts, dismissAlert, subscribeView],
+    [
+      connection,
+      lastUpdateAt,
+      sources,
+      recentEvents,
+      openAlerts,
+      alertsVersion,
+      raisedAlerts,
+      dismissAlert,
+      subscribeView,
+    ],
   );
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
@@ -164,22 +186,6 @@ export interface LockView {
 
 const EMPTY_COUNTS: LockCounts = { byBackend: {}, byHazard: {} };
 let viewSeq = 0;
-
-/** Applies one view update to the rows a panel holds: pure, exported for tests. */
-export function applyViewUpdate(
-  prev: { byId: Map<string, LiveLock>; order: string[] },
-  u: ViewUpdate,
-  receivedAt: number,
-): { byId: Map<string, LiveLock>; order: string[] } {
-  if (u.full) {
-    return { byId: new Map(u.locks.map((l) => [l.id, { lock: l, receivedAt }])), order: u.locks.map((l) => l.id) };
-  }
-  const byId = new Map(prev.byId);
-  for (const id of u.removed) byId.delete(id);
-  for (const l of u.locks) byId.set(l.id, { lock: l, receivedAt });
-  const order = u.order ?? prev.order.filter((id) => byId.has(id));
-  return { byId, order };
-}
 
 /**
  * Subscribes to one view of the live locks while mounted: the server sends the window (offset, limit) of the
@@ -264,9 +270,19 @@ function subscribeClock(ms: number, listener: () => void): () => void {
   };
 }
 
-/** Re-renders the calling component every `ms` so countdowns move between updates. */
-export function useNow(ms = 250): number {
+/** The browser's clock, re-rendering the calling component every `ms` (for "last update 12 s ago"). */
+export function useClock(ms = 250): number {
   const subscribe = useCallback((l: () => void) => subscribeClock(ms, l), [ms]);
   const get = useCallback(() => clockOf(ms).now, [ms]);
   return useSyncExternalStore(subscribe, get, get);
+}
+
+/**
+ * The time countdowns use: the clock while live; frozen at the last update while the connection is lost, so TTLs
+ * and hold times do not keep moving as if the locks were still seen.
+ */
+export function useNow(ms = 250): number {
+  const now = useClock(ms);
+  const { connection, lastUpdateAt } = useContext(Ctx);
+  return liveFreshness(connection, lastUpdateAt, now).clock;
 }

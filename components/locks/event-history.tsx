@@ -1,5 +1,5 @@
 import type { LockEvent, LockEventType } from "@/lib/contract/lock";
-import { formatTime } from "../time/format-time";
+import { Time } from "../time/time";
 import { formatDuration, shorten } from "./format";
 
 const TYPE_CLASS: Record<LockEventType, string> = {
@@ -42,7 +42,9 @@ export function EventHistory({ events }: { events: LockEvent[] }) {
       <tbody className="divide-y divide-slate-800/70">
         {events.map((e) => (
           <tr key={e.id} data-testid="history-row" data-type={e.type}>
-            <td className="py-1 pr-4 font-mono text-xs text-slate-400">{formatTime(e.at, "local")}</td>
+            <td className="py-1 pr-4 font-mono text-xs text-slate-400">
+              <Time at={e.at} />
+            </td>
             <td className={`py-1 pr-4 font-medium ${TYPE_CLASS[e.type]}`}>{e.type}</td>
             <td className="py-1 pr-4 font-mono text-xs" title={e.owner ?? ""}>
               {shorten(e.owner, 28)}

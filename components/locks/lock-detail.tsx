@@ -20,7 +20,7 @@ import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { holdStatus } from "./lease-view";
 import { TtlCell } from "./ttl-cell";
-import { formatTime } from "../time/format-time";
+import { Time, useZone } from "../time/time";
 
 /** The lock and its stored history; null when the dashboard knows nothing of it (404). */
 async function fetchLockDetail(id: string): Promise<LockDetailResponse | null> {
@@ -51,6 +51,7 @@ export function LockDetail({ id }: { id: string }) {
   const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
+  const [zone] = useZone();
   const [stored, setStored] = useState<Lock | null>(null);
   const [lastEvent, setLastEvent] = useState<LockEvent | null>(null);
   const [missing, setMissing] = useState(false);
@@ -132,9 +133,15 @@ export function LockDetail({ id }: { id: string }) {
               <Field label="Owner">{shownLock.owner ?? "unknown"}</Field>
               <Field label="TTL">{lock ? <TtlCell remaining={remaining} total={lock.ttlMs} /> : "— (not held)"}</Field>
               <Field label="Held for">
-                {lock
-                  ? `${formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since ${formatTime(lock.since, "local")})`
-                  : `— (held from ${formatTime(shownLock.since, "local")})`}
+                {lock ? (
+                  <>
+                    {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since <Time at={lock.since} />)
+                  </>
+                ) : (
+                  <>
+                    — (held from <Time at={shownLock.since} />)
+                  </>
+                )}
               </Field>
               <Field label="Backend / source">
                 {shownLock.backend} · {shownLock.source}
@@ -146,7 +153,7 @@ export function LockDetail({ id }: { id: string }) {
               {shownLock.holder
                 ? Object.entries(shownLock.holder).map(([k, v]) => (
                     <Field key={k} label={`Holder: ${holderLabel(k)}`}>
-                      {holderValue(k, v, "local", now)}
+                      {holderValue(k, v, zone, now)}
                     </Field>
                   ))
                 : null}
@@ -156,7 +163,12 @@ export function LockDetail({ id }: { id: string }) {
                     {shownLock.holders.map((h) => (
                       <li key={h.owner}>
                         {h.owner}
-                        {h.since ? <span className="text-slate-400"> since {formatTime(h.since, "local")}</span> : null}
+                        {h.since ? (
+                          <span className="text-slate-400">
+                            {" "}
+                            since <Time at={h.since} relative />
+                          </span>
+                        ) : null}
                       </li>
                     ))}
                   </ul>
@@ -216,7 +228,11 @@ export function LockDetail({ id }: { id: string }) {
             {lock.waiters.map((w, i) => (
               <li key={`${w.owner}-${i}`} className="font-mono">
                 {i + 1}. {w.owner}{" "}
-                {w.since ? <span className="text-slate-400">since {formatTime(w.since, "local")}</span> : null}{" "}
+                {w.since ? (
+                  <span className="text-slate-400">
+                    since <Time at={w.since} relative />
+                  </span>
+                ) : null}{" "}
                 {w.detail ? <span className="text-slate-400">{w.detail}</span> : null}
                 {/* Only Redisson fair-lock waiters past their deadline: a queue entry whose thread is gone. */}
                 {canRelease(session) && lock.library === "redisson" && w.detail?.includes("(passed)") ? (

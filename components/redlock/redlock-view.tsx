@@ -1,6 +1,7 @@
 "use client";
 
 import { useMemo } from "react";
+import { Time } from "../time/time";
 import { useLiveLocks, useLockView, useNow } from "../live/live-locks-provider";
 import { NodeHealthStrip, SkewLine } from "./node-health";
 import { QuorumGrid } from "./quorum-grid";
@@ -60,7 +61,7 @@ function GroupSection({ group: g }: { group: GroupView }) {
         ) : null}
         {g.status?.lastScanAt ? (
           <span className="ml-auto text-xs text-slate-400">
-            polled in {g.status.lastScanMs ?? "?"} ms at {new Date(g.status.lastScanAt).toLocaleTimeString()}
+            polled in {g.status.lastScanMs ?? "?"} ms at <Time at={g.status.lastScanAt} />
           </span>
         ) : null}
       </header>

@@ -68,8 +68,9 @@ export class AgentGateway {
   /** Runs a release on the agent, wherever it is connected; the caller writes the audit row. */
   async release(agentId: string, command: ReleaseCommand, timeoutMs = 15_000): Promise<ReleaseResult> {
     if (!this.sockets.has(agentId) && this.remote) {
+      // Checked again here: it crossed Redis from another process.
       const answer = await this.remote(agentId, command, timeoutMs);
-      if (answer) return answer;
+      if (answer) return checkReleaseAnswer(agentId, answer);
     }
     return this.releaseLocal(agentId, command, timeoutMs);
   }

@@ -34,14 +34,14 @@ export interface InterServerEvents {
   ) => void;
 }
 
-/** What the hub and the gateway call; a single dashboard uses NO_FANOUT. */
+/** What the hub calls to hand local agents' live state to the other dashboards. */
 export interface Fanout {
   snapshot(s: AgentSnapshot): void;
   update(u: AgentUpdate): void;
   gone(agentId: string): void;
+  /** The hub's way of showing a live-state change to its browsers (views, sources) and alert scheduling. */
+  bind(apply: (change: LiveChange | null) => void): void;
 }
-
-export const NO_FANOUT: Fanout = { snapshot() {}, update() {}, gone() {} };
 
 /**
  * Which remote agents are stale: pure, so the rule is tested without Redis. `heard` maps agent id to the last
@@ -62,6 +62,8 @@ export interface FanoutConnection {
   adapter: ReturnType<typeof createAdapter>;
   /** Wires the inter-server handlers once the Server exists. */
   attach(io: Server): void;
+  /** Shows a change made here (the leader lock) to this dashboard's browsers, as the hub shows agents' changes. */
+  show(change: LiveChange | null): void;
   close(): Promise<void>;
 }
 
@@ -71,11 +73,7 @@ export function connectFanout(opts: {
   live: LiveState;
   agents: AgentGateway;
   log: (line: string) => void;
-  /** After a remote change of the live state (alert evaluation). */
-  onChange: () => void;
-}): FanoutConnection & { onRemoteChanges(apply: (change: LiveChange | null) => void): void } {
-  // The hub's handler: changes applied here must reach this dashboard's subscribed browser views.
-  let applied: (change: LiveChange | null) => void = () => undefined;
+}): FanoutConnection {
   const pub = new Redis(opts.url, { lazyConnect: false, maxRetriesPerRequest: null });
   const sub = pub.duplicate();
   for (const [name, c] of [
@@ -89,6 +87,7 @@ export function connectFanout(opts: {
   let io: Server | null = null;
   const heard = new Map<string, number>();
   const me = opts.serverId;
+  let apply: (change: LiveChange | null) => void = () => undefined;
 
   const emit = <E extends "fanout:snapshot" | "fanout:update" | "fanout:gone">(
     event: E,
@@ -102,13 +101,15 @@ export function connectFanout(opts: {
     snapshot: (s) => emit("fanout:snapshot", me, s),
     update: (u) => emit("fanout:update", me, { ...u, events: [] }),
     gone: (agentId) => emit("fanout:gone", me, agentId),
+    bind: (fn) => {
+      apply = fn;
+    },
   };
 
   const sweep = setInterval(() => {
     for (const id of staleRemoteAgents(heard, (a) => opts.agents.isConnected(a), Date.now())) {
       heard.delete(id);
-      applied(opts.live.disconnect(id));
-      opts.onChange();
+      apply(opts.live.disconnect(id));
     }
   }, 1000);
   sweep.unref();
@@ -136,29 +137,23 @@ export function connectFanout(opts: {
   return {
     fanout,
     adapter,
-    onRemoteChanges(apply) {
-      applied = apply;
-    },
     attach(server) {
       io = server;
       const on = server.on.bind(server) as (event: string, fn: (...args: never[]) => void) => void;
       on("fanout:snapshot", (_from: string, s: AgentSnapshot) => {
         if (opts.agents.isConnected(s.agentId)) return; // ours now: a late message from its old dashboard
         heard.set(s.agentId, Date.now());
-        applied(opts.live.applySnapshot(s));
-        opts.onChange();
+        apply(opts.live.applySnapshot(s));
       });
       on("fanout:update", (_from: string, u: AgentUpdate) => {
         if (opts.agents.isConnected(u.agentId)) return;
         heard.set(u.agentId, Date.now());
-        applied(opts.live.applyUpdate(u));
-        opts.onChange();
+        apply(opts.live.applyUpdate(u));
       });
       on("fanout:gone", (_from: string, agentId: string) => {
         if (opts.agents.isConnected(agentId)) return;
         heard.delete(agentId);
-        applied(opts.live.disconnect(agentId));
-        opts.onChange();
+        apply(opts.live.disconnect(agentId));
       });
       on(
         "fanout:release",
@@ -172,6 +167,7 @@ export function connectFanout(opts: {
         },
       );
     },
+    show: (change) => apply(change),
     async close() {
       clearInterval(sweep);
       pub.disconnect();

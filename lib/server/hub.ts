@@ -43,13 +43,12 @@ export function attachHub(
     /** Several dashboards: the socket.io Redis adapter, and where local agents' live state is handed on. */
     adapter?: ServerOptions["adapter"];
     fanout?: Fanout;
-    /** Registers the hub's handler for live-state changes applied from other dashboards (the fanout). */
-    onRemoteChanges?: (apply: (change: LiveChange | null) => void) => void;
   },
 ): Server {
-  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts. With several
-  // dashboards the browsers' server carries the Redis adapter (broadcasts and inter-dashboard requests).
-  const { io, agentIo } = createSocketServers(http, deps.agentToken, deps.adapter);
+  // Agents and browsers on separate servers with their own size limits; see socket-servers.ts.
+  const { io, agentIo } = createSocketServers(http, deps.agentToken);
+  // Several dashboards: the browsers' server shares broadcasts (alerts, new events) and inter-server messages.
+  if (deps.adapter) io.adapter(deps.adapter);
   const ui = io.of(UI_NAMESPACE) as unknown as import("socket.io").Namespace<UiToServerEvents, ServerToUiEvents>;
   const agents = agentIo.of(AGENT_NAMESPACE) as unknown as import("socket.io").Namespace<
     AgentToServerEvents,
@@ -66,18 +65,15 @@ export function attachHub(
     const json = JSON.stringify(sources);
     if (json === sentSources) return;
     sentSources = json;
-    ui.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
+    // Local: with several dashboards each one pushes its own browsers (the state is shared, not the pushes).
+    ui.local.emit("sources:state", { generatedAt: new Date().toISOString(), sources });
   };
   const broadcast = (change: LiveChange | null) => {
     if (change) views.onChange(change);
     sourcesTimer ??= setTimeout(pushSources, 100);
     deps.onChange?.();
-  };
-  // Changes another dashboard's agents made to this live state reach this dashboard's subscribed views too.
-  deps.onRemoteChanges?.((change) => {
-    if (change) views.onChange(change);
-    sourcesTimer ??= setTimeout(pushSources, 100);
-  });
+  }; // Changes other dashboards' agents made to the live state reach this dashboard's browsers the same way.
+  deps.fanout?.bind(broadcast);
 
   agents.use((socket, next) => {
     const auth = socket.handshake.auth as { token?: unknown; agentId?: unknown; instanceId?: unknown };

@@ -64,7 +64,7 @@ export class LiveState {
     if (first) agent.pending = new Set(agent.locks.keys());
     const upserts: IndexedLock[] = [];
     for (const l of s.locks) {
-      const e = indexLock(l, at);
+      const e = indexLock(l, at, agent.locks.get(l.id)?.seq);
       agent.locks.set(l.id, e);
       agent.pending?.delete(l.id);
       upserts.push(e);
@@ -94,7 +94,7 @@ export class LiveState {
     agent.sources = u.sources;
     const upserts: IndexedLock[] = [];
     for (const l of u.upserts) {
-      const e = indexLock(l, at);
+      const e = indexLock(l, at, agent.locks.get(l.id)?.seq);
       agent.locks.set(l.id, e);
       agent.pending?.delete(l.id);
       upserts.push(e);

@@ -36,10 +36,13 @@ export interface LockSort {
   desc: boolean;
 }
 
-/** A position in one sort order: the last row's sort value and id (keyset paging: stable while locks come and go). */
+/**
+ * A position in one sort order: the last row's sort value and its tie-breaker, the dashboard's sequence number of
+ * the lock (keyset paging: stable while locks come and go).
+ */
 export interface Cursor {
   value: string | number;
-  id: string;
+  seq: number;
 }
 
 export interface LockQuery {
@@ -60,7 +63,7 @@ export function sortName(sort: LockSort): string {
 }
 
 export function encodeCursor(sort: LockSort, c: Cursor): string {
-  return Buffer.from(JSON.stringify([sortName(sort), c.value, c.id])).toString("base64url");
+  return Buffer.from(JSON.stringify([sortName(sort), c.value, c.seq])).toString("base64url");
 }
 
 function decodeCursor(raw: string, sort: LockSort): Cursor | string {
@@ -75,12 +78,12 @@ function decodeCursor(raw: string, sort: LockSort): Cursor | string {
     parsed.length !== 3 ||
     typeof parsed[0] !== "string" ||
     (typeof parsed[1] !== "string" && typeof parsed[1] !== "number") ||
-    typeof parsed[2] !== "string"
+    typeof parsed[2] !== "number"
   ) {
     return "cursor is not one this API gave out (pass nextCursor unchanged)";
   }
   if (parsed[0] !== sortName(sort)) return `cursor belongs to sort=${parsed[0]}, not sort=${sortName(sort)}`;
-  return { value: parsed[1] as string | number, id: parsed[2] as string };
+  return { value: parsed[1] as string | number, seq: parsed[2] as number };
 }
 
 function wholeNumber(raw: string, name: string, min: number, max: number): number | string {

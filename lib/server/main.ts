@@ -20,7 +20,7 @@ import { attachHub, uiNamespace } from "./hub";
 import { LeaderElection, leaderLockSnapshot } from "./leader";
 import { Metrics } from "./metrics";
 import { RetentionPruner } from "./retention";
-import { LiveState, type LiveChange } from "./live-state";
+import { LiveState } from "./live-state";
 import { migrateDatabase, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
@@ -43,11 +43,10 @@ async function main(): Promise<void> {
   const live = new LiveState();
   const agents = new AgentGateway();
   // Several dashboards (FANOUT_REDIS_URL): shared live state, releases routed to the agent's dashboard, and one
-  // leader for alerts and webhooks. Late-bound to the alert scheduler below.
+  // leader for alerts and webhooks.
   const serverId = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
-  let onRemoteChange = () => undefined as void;
   const cluster = config.fanoutRedisUrl
-    ? connectFanout({ url: config.fanoutRedisUrl, serverId, live, agents, log, onChange: () => onRemoteChange() })
+    ? connectFanout({ url: config.fanoutRedisUrl, serverId, live, agents, log })
     : null;
   const leaderRedis = config.fanoutRedisUrl ? new Redis(config.fanoutRedisUrl, { maxRetriesPerRequest: 1 }) : null;
   leaderRedis?.on("error", (err: Error) => log(`leader redis: ${err.message}`));
@@ -117,7 +116,6 @@ async function main(): Promise<void> {
   const scheduleAlerts = () => {
     evaluating ??= setTimeout(evaluateAlerts, 500);
   };
-  onRemoteChange = scheduleAlerts;
 
   const deps = {
     live,
@@ -141,9 +139,6 @@ async function main(): Promise<void> {
     },
   };
   const server = createServer(createHttpHandler(deps, pages, log));
-  // Changes made here outside an agent's stream (another dashboard's agents, the leader lock) go through this to the
-  // subscribed browser views.
-  let applyToViews: (change: LiveChange | null) => void = () => undefined;
   const io = attachHub(server, {
     live,
     store,
@@ -154,10 +149,6 @@ async function main(): Promise<void> {
     onEvents: (events) => metrics.observeEvents(events),
     onChange: scheduleAlerts,
     ...(cluster ? { adapter: cluster.adapter, fanout: cluster.fanout } : {}),
-    onRemoteChanges: (apply) => {
-      applyToViews = apply;
-      cluster?.onRemoteChanges(apply);
-    },
   });
   cluster?.attach(io);
   const ui = uiNamespace(io);
@@ -176,7 +167,7 @@ async function main(): Promise<void> {
             const now = new Date().toISOString();
             if (view.holder !== leaderSince.holder) leaderSince = { holder: view.holder, at: now };
             const source = `fanout:${redact(config.fanoutRedisUrl!)}`;
-            applyToViews(live.applySnapshot(leaderLockSnapshot(view, source, leaderSince.at, now)));
+            cluster?.show(live.applySnapshot(leaderLockSnapshot(view, source, leaderSince.at, now)));
           })
           .catch((err: unknown) => log(`leader view: ${err instanceof Error ? err.message : String(err)}`));
       }, 1000)
@@ -200,8 +191,8 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     log(`${signal}: stopping`);
     clearInterval(alertTimer);
-    auth.stop();
     if (leaderView) clearInterval(leaderView);
+    auth.stop();
     webhooks.stop();
     pruner.stop();
     server.close();

@@ -572,11 +572,11 @@ export function contribution(e: LockEvent): { hour: Date; counts: Counts } | nul
   const hour = new Date(Math.floor(Date.parse(e.at) / HOUR) * HOUR);
   const counts: Counts = {
     acquisitions: e.type === "acquired" || e.type === "owner-changed" ? 1 : 0,
-    // A takeover only when the previous lease had run out; otherwise a release and the next acquire seen in one
-    // read (a quick handover), which is not contention gone wrong.
+    // An owner change counts as a takeover only when the previous lease had run out; otherwise it is a release
+    // and the next acquire seen in one read (a quick handover), which is not contention gone wrong.
     releases: e.type === "released" || (e.type === "owner-changed" && !isTakeover(e)) ? 1 : 0,
     expiries: e.type === "expired" ? 1 : 0,
-    ownerChanges: isTakeover(e) ? 1 : 0,
+    ownerChanges: e.type === "owner-changed" && isTakeover(e) ? 1 : 0,
     holdCount: 0,
     holdMsSum: 0,
     holdMsMax: 0,

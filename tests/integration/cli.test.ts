@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { run, type Terminal } from "../../cli/main";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { freePort } from "../harness/ports";
 import type { RedisServer } from "../harness/redis";
@@ -143,6 +144,39 @@ describe("the lockscope command line against a real dashboard", () => {
     expect(entries.map((e) => e.outcome)).toEqual(
       expect.arrayContaining(["dry-run", "refused-owner-changed", "released"]),
     );
+  });
+
+  it("on a terminal, shows the dry run's plan and releases only after the resource name is typed", async () => {
+    await client.set("cli:lock:typed", "worker-9");
+    const id = await idOf("cli:lock:typed");
+    const session = (typed: string) => {
+      const said: string[] = [];
+      const asked: string[] = [];
+      const t: Terminal = {
+        out: (s) => void said.push(s),
+        err: (s) => void said.push(s),
+        interactive: true,
+        ask: async (q) => {
+          asked.push(q);
+          return typed;
+        },
+      };
+      return { t, said, asked };
+    };
+    const env = { LOCKSCOPE_URL: dashboard.url, LOCKSCOPE_TOKEN: TOKENS.operator };
+    const args = ["release", id, "--owner", "worker-9", "--reason", "stuck since the deploy"];
+
+    const wrong = session("cli:lock:other");
+    expect(await run(args, env, wrong.t)).toBe(1);
+    expect(wrong.asked).toEqual(["type the resource name to release it (cli:lock:typed): "]);
+    expect(wrong.said.join("")).toContain("DEL cli:lock:typed");
+    expect(wrong.said.join("")).toContain("lockscope: the name does not match: nothing released\n");
+    expect(await client.exists("cli:lock:typed")).toBe(1);
+
+    const right = session("cli:lock:typed");
+    expect(await run(args, env, right.t)).toBe(0);
+    expect(right.said.at(-1)).toMatch(/^released: released by test-operator/);
+    expect(await client.exists("cli:lock:typed")).toBe(0);
   });
 
   it("lists events and alerts", async () => {

@@ -64,7 +64,16 @@ async function waitUntilWaiting(admin: pg.Client, pid: number): Promise<void> {
 }
 
 function release(lock: Lock, dryRun: boolean, expectedOwner = lock.owner!): ReleaseCommand {
-  return { requestId: randomUUID(), lockId: lock.id, expectedOwner, dryRun, actor: "test", reason: "test release" };
+  return {
+    requestId: randomUUID(),
+    lockId: lock.id,
+    expectedOwner,
+    // The exact holding seen (the owner names the session: pid and backend start, or connection id, user and host).
+    ...(lock.ownerFingerprint ? { expectedFingerprint: lock.ownerFingerprint } : {}),
+    dryRun,
+    actor: "test",
+    reason: "test release",
+  };
 }
 
 describe("PostgreSQL advisory locks from real sessions", () => {

@@ -1,6 +1,5 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocksResponse } from "../../lib/contract/api";
 import {
   createTestDatabase,
   startPrivatePostgres,
@@ -100,7 +99,7 @@ describe("a PostgreSQL restart while an agent streams", () => {
       ).toHaveLength(i < 10 ? 1 : 0);
     }
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
-    const after = await dashboard.get<LocksResponse>("/api/locks");
+    const after = await dashboard.allLocks();
     expect(after.locks.filter((l) => l.resource.startsWith("pgr:"))).toHaveLength(50);
   });
 });

@@ -48,7 +48,10 @@ function rawGet(d: Dashboard, path: string, acceptEncoding: string | null) {
 }
 
 beforeAll(async () => {
-  ({ redis, dashboard, agent } = await startRedisStack({ agentEnv: { POLL_INTERVAL_MS: "1000" } }));
+  ({ redis, dashboard, agent } = await startRedisStack({
+    // Unpaced: the test is about the dashboard, not about how gently the agent discovers 20,000 keys.
+    agentEnv: { POLL_INTERVAL_MS: "1000", REDIS_SERVER_TIME_BUDGET_PERCENT: "0" },
+  }));
   await seed(redis, "scale:lock", LOCKS, NO_TTL);
   await waitFor(
     `${LOCKS} locks at the dashboard`,
@@ -209,7 +212,9 @@ describe("flood protection", () => {
   afterAll(() => (small ? stopStack(small) : undefined));
 
   it("shows N of M with a too-many-locks hazard and alert on the source when the agent's cap is reached", async () => {
-    small = await startRedisStack({ agentEnv: { MAX_LOCKS_PER_SOURCE: "300", POLL_INTERVAL_MS: "500" } });
+    small = await startRedisStack({
+      agentEnv: { MAX_LOCKS_PER_SOURCE: "300", POLL_INTERVAL_MS: "500", REDIS_SERVER_TIME_BUDGET_PERCENT: "0" },
+    });
     await seed(small.redis, "flood:lock", 500, 0);
     const d = small.dashboard;
     await waitFor(

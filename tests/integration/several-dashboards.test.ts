@@ -85,7 +85,12 @@ describe("several dashboards sharing live state through Redis", () => {
       {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ expectedOwner: "worker-7-token", reason: "worker died", confirm: lock.resource }),
+        body: JSON.stringify({
+          expectedOwner: "worker-7-token",
+          expectedFingerprint: lock.ownerFingerprint,
+          reason: "worker died",
+          confirm: lock.resource,
+        }),
       },
       "operator",
     );

@@ -3,7 +3,6 @@
  * `released` for a release that never happened.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocksResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import { connectRawAgent, connected } from "../harness/agent-socket";
@@ -37,7 +36,7 @@ async function waitForOutput(proc: Proc, what: string, pattern: RegExp): Promise
 async function seen(resource: string): Promise<Lock> {
   let found: Lock | undefined;
   await waitFor(`${resource} in the dashboard`, async () => {
-    found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+    found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
     return found !== undefined;
   });
   return found!;

@@ -112,10 +112,18 @@ describe("PostgresSource", () => {
   it("release: a dry run ends nothing; a real release terminates the exact pid and backend start", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    port.answers.push(snapshot([1]), snapshot([]));
+    // Each release reads the server afresh first; the real one re-reads after ending the session.
+    port.answers.push(snapshot([1]), snapshot([1]), snapshot([1]), snapshot([]));
     await src.poll();
     const lock = src.locks()[0]!;
-    const cmd = { requestId: "r", lockId: lock.id, expectedOwner: lock.owner!, actor: "t", reason: "stuck" };
+    const cmd = {
+      requestId: "r",
+      lockId: lock.id,
+      expectedOwner: lock.owner!,
+      expectedFingerprint: lock.ownerFingerprint!,
+      actor: "t",
+      reason: "stuck",
+    };
     expect((await src.release({ ...cmd, dryRun: true })).result.outcome).toBe("dry-run");
     expect(port.terminated).toEqual([]);
     const real = await src.release({ ...cmd, dryRun: false });
@@ -184,20 +192,24 @@ describe("MysqlSource", () => {
   it("KILLs only after IS_USED_LOCK still names the holder", async () => {
     const port = new FakeMysql();
     const src = mySource(port);
-    port.answers.push([myRow], []);
+    port.answers.push([myRow]);
     await src.poll();
     const lock = src.locks()[0]!;
     const cmd = {
       requestId: "r",
       lockId: lock.id,
       expectedOwner: lock.owner!,
+      expectedFingerprint: lock.ownerFingerprint!,
       actor: "t",
       reason: "stuck",
       dryRun: false,
     };
+    // The fresh read still shows connection 10, but IS_USED_LOCK (checked just before KILL) names 11.
+    port.answers.push([myRow]);
     port.usedBy = 11;
     expect((await src.release(cmd)).result.outcome).toBe("refused-owner-changed");
     expect(port.killed).toEqual([]);
+    port.answers.push([myRow], []);
     port.usedBy = 10;
     expect((await src.release(cmd)).result.outcome).toBe("released");
     expect(port.killed).toEqual([10]);

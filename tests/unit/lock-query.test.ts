@@ -62,8 +62,8 @@ describe("parseLockQuery", () => {
   });
 
   it("accepts its own cursor only with the sort it was made for", () => {
-    const c = encodeCursor({ key: "ttl", desc: true }, { value: 1234, id: "L9" });
-    expect(parse(`sort=-ttl&cursor=${c}`)).toMatchObject({ ok: true, query: { cursor: { value: 1234, id: "L9" } } });
+    const c = encodeCursor({ key: "ttl", desc: true }, { value: 1234, seq: 9 });
+    expect(parse(`sort=-ttl&cursor=${c}`)).toMatchObject({ ok: true, query: { cursor: { value: 1234, seq: 9 } } });
     expect(parse(`sort=ttl&cursor=${c}`)).toEqual({
       ok: false,
       param: "cursor",

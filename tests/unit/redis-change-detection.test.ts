@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bcastPrefixes, literalPrefix } from "../../agent/sources/redis/bcast-prefixes";
 import { DeadlineHeap } from "../../agent/sources/redis/deadline-heap";
-import { ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
+import { CommandCosts, parseUsecPerCall, ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 
 describe("literalPrefix", () => {
@@ -107,5 +107,53 @@ describe("ServerTimeBudget", () => {
       }),
     ).rejects.toThrow("timeout");
     expect(b.allows()).toBe(false);
+  });
+});
+
+describe("the server's own account of lockscope's commands", () => {
+  const SAMPLE = [
+    "# Commandstats",
+    "cmdstat_scan:calls=1001,usec=812345,usec_per_call=811.53,rejected_calls=0,failed_calls=0",
+    "cmdstat_type:calls=10000,usec=4567,usec_per_call=0.46,rejected_calls=0,failed_calls=0",
+    "cmdstat_pttl:calls=10000,usec=5400,usec_per_call=0.54,rejected_calls=0,failed_calls=0",
+    "cmdstat_client|tracking:calls=2,usec=9,usec_per_call=4.50,rejected_calls=0,failed_calls=0",
+    "cmdstat_broken:calls=x",
+    "",
+  ].join("\r\n");
+
+  it("parses usec_per_call per command, skipping what does not parse", () => {
+    const m = parseUsecPerCall(SAMPLE);
+    expect([...m]).toEqual([
+      ["scan", 811.53],
+      ["type", 0.46],
+      ["pttl", 0.54],
+      ["client|tracking", 4.5],
+    ]);
+    expect(parseUsecPerCall("garbage\r\n").size).toBe(0);
+  });
+
+  it("estimates a SCAN step and a read of n keys, and nothing before it knows", () => {
+    const c = new CommandCosts();
+    expect(c.scanMs()).toBeUndefined();
+    expect(c.readMs(250)).toBeUndefined();
+    c.update(SAMPLE);
+    // commandstats plus what it leaves out: request parsing and the reply (1 µs a command, a fifth more for SCAN).
+    expect(c.scanMs()).toBeCloseTo((811.53 * 1.2 + 1) / 1000);
+    expect(c.readMs(250)).toBeCloseTo((250 * (2 * (0.46 + 0.54) + 4)) / 1000);
+    c.update("# Commandstats\r\n"); // an empty answer keeps the last known costs
+    expect(c.scanMs()).toBeCloseTo((811.53 * 1.2 + 1) / 1000);
+  });
+
+  it("charges the smaller of the reply time and the server's account", async () => {
+    let t = 0;
+    const b = new ServerTimeBudget(0.01, () => t);
+    await b.measure(async () => {
+      t += 30; // a slow reply on a busy agent host
+    }, 0.8);
+    expect(b.spentMs).toBeCloseTo(0.8);
+    await b.measure(async () => {
+      t += 0.5;
+    }, 0.8);
+    expect(b.spentMs).toBeCloseTo(1.3);
   });
 });

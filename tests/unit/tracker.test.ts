@@ -287,3 +287,24 @@ describe("LockTracker: semaphore permits are holders, not owners", () => {
     expect(out.events.map((e) => e.type)).toEqual(["renewed"]);
   });
 });
+
+describe("LockTracker.reviseHazards", () => {
+  it("takes a remembered takeover off a quiet lock once its memory has passed, without a new read", () => {
+    const t = new LockTracker({
+      agentId: "a1",
+      newId: () => `id-${++n}-xxxxxxxx`,
+      history: { maxHoldMs: 0, rememberMs: 4000 },
+    });
+    t.apply([obs("worker-A-5b1f0c7e9d", 600, T)], []);
+    // A's lease ran out (read as expired), then B took the lock: the takeover is remembered for 4 s.
+    t.apply([], [{ id: "L1", atMs: T + 700 }]);
+    t.apply([obs("worker-B-77aa01c3e2", 30_000, T + 800)], []);
+    expect(t.locks()[0]!.hazards.map((h) => h.code)).toContain("expired-while-held");
+    expect(t.reviseHazards(T + 2000).upserts).toEqual([]);
+    const later = t.reviseHazards(T + 800 + 4001);
+    expect(later.upserts).toHaveLength(1);
+    expect(later.upserts[0]!.hazards.map((h) => h.code)).not.toContain("expired-while-held");
+    expect(t.locks()[0]!.hazards.map((h) => h.code)).not.toContain("expired-while-held");
+    expect(t.reviseHazards(T + 9000).upserts).toEqual([]);
+  });
+});

@@ -284,7 +284,7 @@ describe("ZookeeperSource over a fake port", () => {
       ["owner-changed", `Lock${seq(1)}`, "watch"],
     ]);
     expect(zk.calls.map((c) => c.op)).toEqual(["getChildren"]); // the other 9,999 come from the cache
-  });
+  }, 30_000); // CPU-bound on 10,000 nodes: generous on a loaded 2-core machine
 
   it("a fired watch calls onChange once until the next poll, and the re-read re-arms it", async () => {
     const { zk, source, changes } = setup({ lockPaths: ["/ParentLock"] });

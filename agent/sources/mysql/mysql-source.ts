@@ -4,14 +4,23 @@
  * really released; a failed or truncated read never counts as a release.
  */
 import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
-import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
+import type { ReleaseCommand } from "../../../lib/contract/release";
 import { escapeText } from "../../core/escape";
 import { LockTracker, type TrackerOutput } from "../../core/tracker";
 import type { DbLockSettings } from "../db-lock-settings";
 import type { WatchedSource } from "../source-port";
 import { buildMysqlModel, parseMysqlRows, type MysqlFlavour } from "./mysql-locks-model";
 import type { MysqlPort } from "./mysql-port";
-import { planMysqlRelease } from "./mysql-release";
+import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import { planMysqlRelease, type MysqlReleasePlan } from "./mysql-release";
+
+type MysqlKillPlan = Exclude<MysqlReleasePlan, { kind: "refuse" }>;
+
+/** A release's fresh read: the poll's output and the lock as it now is. */
+interface MysqlReading {
+  out: TrackerOutput;
+  lock: Lock | undefined;
+}
 
 export interface MysqlSourceOptions {
   sourceId: string;
@@ -147,71 +156,61 @@ export class MysqlSource implements WatchedSource {
     return out;
   }
 
-  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const lock = this.tracker.locks().find((l) => l.id === cmd.lockId);
-    const plan = planMysqlRelease(lock, cmd, {
-      heldById: this.heldById,
-      showQueries: this.opts.settings.showQueries,
-      nowMs: this.now(),
-    });
-    if (plan.kind === "refuse") return { result: plan.result, output: EMPTY };
-    if (cmd.dryRun) {
-      return {
-        result: {
-          outcome: "dry-run",
-          message: `would end connection ${plan.id}; nothing was ended`,
-          plan: plan.steps,
-          perNode: [],
-        },
-        output: EMPTY,
-      };
-    }
+  /**
+   * Force-release through the one release runner: a fresh poll, the plan from it, then KILL of the holder's
+   * connection only after one statement confirms that IS_USED_LOCK still names it and its user and host are unchanged
+   * (connection ids are not reused while the server runs).
+   */
+  async release(cmd: ReleaseCommand): Promise<ReleaseRun> {
+    return runRelease(this.releaseAdapter(cmd.lockId), cmd);
+  }
+
+  private releaseAdapter(lockId: string): ReleaseAdapter<MysqlReading, MysqlKillPlan> {
     const node = this.opts.sourceId;
-    const name = this.names.get(cmd.lockId);
-    try {
-      const check = name ? await this.port.holderCheck(name, plan.id) : null;
-      const sameHolder = check !== null && check.usedBy === plan.id;
-      const sameConnection =
-        check !== null &&
-        escapeText(check.user ?? "?", 64) === plan.user &&
-        escapeText(check.host ?? "?", 80) === plan.host;
-      if (!sameHolder || !sameConnection) {
-        return {
-          result: {
-            outcome: "refused-owner-changed",
-            message: !check
-              ? "the lock's exact name is not known to the agent: nothing was ended"
-              : !sameHolder
-                ? `IS_USED_LOCK says the holder is now ${check.usedBy ?? "nobody"}, not connection ${plan.id} (or the server's lock table shows the name only in part): nothing was ended`
-                : `connection ${plan.id} is now ${check.user ?? "?"}@${check.host ?? "?"}, not the one you saw: nothing was ended`,
-            plan: plan.steps,
-            perNode: [{ node, outcome: "refused-owner-changed" }],
-          },
-          output: EMPTY,
-        };
-      }
-      await this.port.kill(plan.id);
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return {
-        result: {
-          outcome: "error",
-          message: `${node}: ${message}`,
-          plan: plan.steps,
-          perNode: [{ node, outcome: "error" }],
-        },
-        output: EMPTY,
-      };
-    }
-    const output = await this.poll();
+    let refusal = "";
     return {
-      result: {
-        outcome: "released",
-        message: `ended connection ${plan.id}: its locks are freed`,
-        plan: plan.steps,
-        perNode: [{ node, outcome: "released" }],
+      where: node,
+      read: async () => {
+        const out = await this.poll();
+        return { out, lock: this.tracker.locks().find((l) => l.id === lockId) };
       },
-      output,
+      seen: (r) => r.out,
+      fingerprint: (r) => r.lock?.ownerFingerprint ?? null,
+      decide: (r, cmd) => {
+        const plan = planMysqlRelease(r.lock, cmd, {
+          heldById: this.heldById,
+          showQueries: this.opts.settings.showQueries,
+          nowMs: this.now(),
+        });
+        if (plan.kind === "refuse")
+          return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message, perNode: [] };
+        return { kind: "go", plan, steps: plan.steps };
+      },
+      dryRun: (_r, plan) => ({ message: `would end connection ${plan.id}; nothing was ended`, perNode: [] }),
+      write: async (_r, plan) => {
+        const name = this.names.get(lockId);
+        const check = name ? await this.port.holderCheck(name, plan.id) : null;
+        const sameHolder = check !== null && check.usedBy === plan.id;
+        const sameConnection =
+          check !== null &&
+          escapeText(check.user ?? "?", 64) === plan.user &&
+          escapeText(check.host ?? "?", 80) === plan.host;
+        if (!sameHolder || !sameConnection) {
+          refusal = !check
+            ? "the lock's exact name is not known to the agent: nothing was ended"
+            : !sameHolder
+              ? `IS_USED_LOCK says the holder is now ${check.usedBy ?? "nobody"}, not connection ${plan.id} (or the server's lock table shows the name only in part): nothing was ended`
+              : `connection ${plan.id} is now ${check.user ?? "?"}@${check.host ?? "?"}, not the one you saw: nothing was ended`;
+          return [{ node, outcome: "refused-owner-changed" }];
+        }
+        await this.port.kill(plan.id);
+        return [{ node, outcome: "released" }];
+      },
+      settle: (perNode) => (perNode[0]?.outcome === "released" ? this.poll() : Promise.resolve(null)),
+      summarise: (perNode, plan) =>
+        perNode[0]!.outcome === "released"
+          ? { outcome: "released", message: `ended connection ${plan.id}: its locks are freed` }
+          : { outcome: "refused-owner-changed", message: refusal },
     };
   }
 

@@ -4,13 +4,23 @@
  * successful, untruncated snapshot is really released; a failed or truncated poll never counts as a release.
  */
 import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
-import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
+import type { ReleaseCommand } from "../../../lib/contract/release";
 import { LockTracker, type TrackerOutput } from "../../core/tracker";
 import type { DbLockSettings } from "../db-lock-settings";
 import type { WatchedSource } from "../source-port";
 import { buildPgModel } from "./pg-locks-model";
 import type { PgPort } from "./pg-port";
-import { planPgRelease } from "./pg-release";
+import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import { planPgRelease, type PgReleasePlan } from "./pg-release";
+
+type PgTerminatePlan = Exclude<PgReleasePlan, { kind: "refuse" }>;
+
+/** A release's fresh read: the poll's output, the lock as it now is, and every lock its holder's session holds. */
+interface PgReading {
+  out: TrackerOutput;
+  lock: Lock | undefined;
+  sessionLocks: Array<{ locktype: string; mode: string; count: number }>;
+}
 import { parsePgSnapshot } from "./pg-snapshot";
 
 export interface PgSourceOptions {
@@ -137,68 +147,64 @@ export class PostgresSource implements WatchedSource {
     return out;
   }
 
-  async release(cmd: ReleaseCommand): Promise<{ result: ReleaseResult; output: TrackerOutput }> {
-    const lock = this.tracker.locks().find((l) => l.id === cmd.lockId);
-    const pid = lock?.database?.holders.length === 1 ? lock.database.holders[0]!.session.pid : null;
-    let sessionLocks: Array<{ locktype: string; mode: string; count: number }> = [];
-    try {
-      if (pid !== null) sessionLocks = await this.port.sessionLocks(pid);
-    } catch (err) {
-      return { result: errorResult(this.opts.sourceId, err), output: EMPTY };
-    }
-    const plan = planPgRelease(lock, cmd, {
-      heldByPid: this.heldByPid,
-      sessionLocks,
-      nowMs: this.now() - this.serverOffsetMs,
-      showQueries: this.opts.settings.showQueries,
-    });
-    if (plan.kind === "refuse") return { result: plan.result, output: EMPTY };
-    if (cmd.dryRun) {
-      return {
-        result: {
-          outcome: "dry-run",
-          message: `would end session pid ${plan.pid}; nothing was ended`,
-          plan: plan.steps,
-          perNode: [],
-        },
-        output: EMPTY,
-      };
-    }
-    let answer: { matched: boolean; terminated: boolean };
-    try {
-      answer = await this.port.terminate(
-        plan.pid,
-        plan.backendStart,
-        Math.floor(this.opts.settings.statementTimeoutMs / 2),
-      );
-    } catch (err) {
-      return { result: { ...errorResult(this.opts.sourceId, err), plan: plan.steps }, output: EMPTY };
-    }
+  /**
+   * Force-release through the one release runner: a fresh poll (the lock as it is now, published as seen), the
+   * plan from it, then one statement that ends the session only while its pid still has the backend_start seen.
+   */
+  async release(cmd: ReleaseCommand): Promise<ReleaseRun> {
+    return runRelease(this.releaseAdapter(cmd.lockId), cmd);
+  }
+
+  private releaseAdapter(lockId: string): ReleaseAdapter<PgReading, PgTerminatePlan> {
     const node = this.opts.sourceId;
-    if (!answer.matched) {
-      return {
-        result: {
-          outcome: "refused-owner-changed",
-          message: `no session pid ${plan.pid} started at ${plan.backendStart} exists now (it ended, or the pid belongs to a newer session): nothing was ended`,
-          plan: plan.steps,
-          perNode: [{ node, outcome: "refused-owner-changed" }],
-        },
-        output: EMPTY,
-      };
-    }
-    // Re-read at once so the view shows the release (and the waiter that now holds) without waiting for the cycle.
-    const output = await this.poll();
-    const outcome = answer.terminated ? "released" : "error";
     return {
-      result: {
-        outcome,
-        message: answer.terminated
-          ? `ended session pid ${plan.pid}: its locks are freed`
-          : `asked session pid ${plan.pid} to end, but it had not exited within the wait; check it again`,
-        plan: plan.steps,
-        perNode: [{ node, outcome }],
+      where: node,
+      read: async () => {
+        const out = await this.poll();
+        const lock = this.tracker.locks().find((l) => l.id === lockId);
+        const pid = lock?.database?.holders.length === 1 ? lock.database.holders[0]!.session.pid : null;
+        const sessionLocks = pid !== null ? await this.port.sessionLocks(pid) : [];
+        return { out, lock, sessionLocks };
       },
-      output,
+      seen: (r) => r.out,
+      fingerprint: (r) => r.lock?.ownerFingerprint ?? null,
+      decide: (r, cmd) => {
+        const plan = planPgRelease(r.lock, cmd, {
+          heldByPid: this.heldByPid,
+          sessionLocks: r.sessionLocks,
+          nowMs: this.now() - this.serverOffsetMs,
+          showQueries: this.opts.settings.showQueries,
+        });
+        if (plan.kind === "refuse")
+          return { kind: "stop", outcome: plan.result.outcome, message: plan.result.message, perNode: [] };
+        return { kind: "go", plan, steps: plan.steps };
+      },
+      dryRun: (_r, plan) => ({ message: `would end session pid ${plan.pid}; nothing was ended`, perNode: [] }),
+      write: async (_r, plan) => {
+        const answer = await this.port.terminate(
+          plan.pid,
+          plan.backendStart,
+          Math.floor(this.opts.settings.statementTimeoutMs / 2),
+        );
+        if (!answer.matched) return [{ node, outcome: "refused-owner-changed" }];
+        return [{ node, outcome: answer.terminated ? "released" : "error" }];
+      },
+      // Re-read at once so the view shows the release (and the waiter that now holds) without waiting for the cycle.
+      settle: (perNode) => (perNode[0]?.outcome === "refused-owner-changed" ? Promise.resolve(null) : this.poll()),
+      summarise: (perNode, plan) => {
+        const outcome = perNode[0]!.outcome;
+        if (outcome === "refused-owner-changed")
+          return {
+            outcome,
+            message: `no session pid ${plan.pid} started at ${plan.backendStart} exists now (it ended, or the pid belongs to a newer session): nothing was ended`,
+          };
+        return outcome === "released"
+          ? { outcome, message: `ended session pid ${plan.pid}: its locks are freed` }
+          : {
+              outcome,
+              message: `asked session pid ${plan.pid} to end, but it had not exited within the wait; check it again`,
+            };
+      },
     };
   }
 
@@ -208,9 +214,4 @@ export class PostgresSource implements WatchedSource {
     this.up = false;
     this.error = message.slice(0, 500);
   }
-}
-
-function errorResult(node: string, err: unknown): ReleaseResult {
-  const message = err instanceof Error ? err.message : String(err);
-  return { outcome: "error", message: `${node}: ${message}`, plan: [], perNode: [{ node, outcome: "error" }] };
 }

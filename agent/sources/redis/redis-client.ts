@@ -130,6 +130,10 @@ export class IoredisLockPort implements RedisLockPort {
     return parseRunId(info);
   }
 
+  commandStats() {
+    return this.client.info("commandstats");
+  }
+
   async fingerprints(keys: Buffer[], maxBytes: number) {
     if (keys.length === 0) return [];
     const p = this.client.pipeline();

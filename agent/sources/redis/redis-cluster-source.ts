@@ -102,6 +102,11 @@ class ClusterMemberPort implements RedisLockPort {
   runId() {
     return this.inner.runId();
   }
+
+  /** Empty when the inner port cannot say: the budget then charges reply times. */
+  async commandStats() {
+    return (await this.inner.commandStats?.()) ?? "";
+  }
 }
 
 const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };

@@ -46,6 +46,8 @@ export interface RedisLockPort {
    * without it leaves such locks without a fingerprint (not force-releasable).
    */
   fingerprints?(keys: Buffer[], maxBytes: number): Promise<Array<string | null>>;
+  /** INFO commandstats, for the server's own account of what lockscope's commands cost (server-time-budget.ts). */
+  commandStats?(): Promise<string>;
 }
 
 /** Facts about the node itself, all read-only: INFO sections and the cluster's own view of its topology. */

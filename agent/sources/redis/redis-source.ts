@@ -30,7 +30,7 @@ import { LOCK_QUEUE, LOCK_TIMEOUT, prefixName } from "./recognisers/redisson-nam
 import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
 import { DeadlineHeap } from "./deadline-heap";
-import { ServerTimeBudget } from "./server-time-budget";
+import { CommandCosts, ServerTimeBudget } from "./server-time-budget";
 
 export interface RedisSourceOptions {
   sourceId: string;
@@ -159,6 +159,8 @@ export class RedisSource {
   private sweepIter: Iterator<KnownKey> | null = null;
   private lastSweepMs: number | null = null;
   private readonly budget: ServerTimeBudget;
+  private readonly costs = new CommandCosts();
+  private costsReadAtMs = Number.NEGATIVE_INFINITY;
   private readonly sweepMs: number;
 
   constructor(
@@ -253,6 +255,7 @@ export class RedisSource {
     let dirty: KnownKey[] = [];
     try {
       const restarted = await this.checkRunId();
+      await this.readCommandCosts();
       const failoverFrom = this.failoverFrom;
       full = this.detection === "poll" || this.resyncPending || restarted || failoverFrom !== null;
       this.resyncPending = false;
@@ -274,6 +277,8 @@ export class RedisSource {
       }
       const discovered = await this.discover();
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
+      // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
+      if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
       this.failoverFrom = null;
       this.up = true;
       this.error = undefined;
@@ -432,6 +437,19 @@ export class RedisSource {
     this.deadlineTimer.unref?.();
   }
 
+  /** Every 10 s, the server's account of its commands' cost (one INFO); refused or failing, reply times count. */
+  private async readCommandCosts(): Promise<void> {
+    if (this.budget.unlimited || !this.port.commandStats) return;
+    const now = this.now();
+    if (now - this.costsReadAtMs < 10_000) return;
+    this.costsReadAtMs = now;
+    try {
+      this.costs.update(await this.port.commandStats());
+    } catch {
+      // INFO commandstats refused: the budget charges reply times, an upper bound
+    }
+  }
+
   private async checkRunId(): Promise<boolean> {
     const id = await this.port.runId();
     const restarted = this.runId !== null && id !== "" && id !== this.runId;
@@ -451,7 +469,10 @@ export class RedisSource {
     if (!this.budget.allows()) return [];
     // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
     do {
-      const { cursor, keys } = await this.budget.measure(() => this.port.scan(this.cursor, this.opts.scanCount));
+      const { cursor, keys } = await this.budget.measure(
+        () => this.port.scan(this.cursor, this.opts.scanCount),
+        this.costs.scanMs(),
+      );
       this.cursor = cursor;
       spent += this.opts.scanCount;
       for (const key of keys) {
@@ -532,12 +553,14 @@ export class RedisSource {
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
       const seq = this.writeSeq;
-      const samples = await this.budget.measure(() =>
-        this.port.sample(
-          batch.map((b) => b.key),
-          batch.map((b) => b.type || undefined),
-          this.opts.valuePreviewBytes,
-        ),
+      const samples = await this.budget.measure(
+        () =>
+          this.port.sample(
+            batch.map((b) => b.key),
+            batch.map((b) => b.type || undefined),
+            this.opts.valuePreviewBytes,
+          ),
+        this.costs.readMs(batch.length),
       );
       const at = this.now();
       samples.forEach((s, j) => {
@@ -582,12 +605,14 @@ export class RedisSource {
     const companions = [...wanted];
     for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
       const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.budget.measure(() =>
-        this.port.sample(
-          batch.map((c) => Buffer.from(c, "utf8")),
-          [],
-          this.opts.valuePreviewBytes,
-        ),
+      const samples = await this.budget.measure(
+        () =>
+          this.port.sample(
+            batch.map((c) => Buffer.from(c, "utf8")),
+            [],
+            this.opts.valuePreviewBytes,
+          ),
+        this.costs.readMs(batch.length),
       );
       samples.forEach((s, j) => related.set(batch[j]!, s));
     }
