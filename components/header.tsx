@@ -28,11 +28,15 @@ export function Header() {
   };
   return (
     <header className="sticky top-0 z-10 border-b border-slate-800 bg-slate-950/95 backdrop-blur">
-      <div className="mx-auto flex max-w-screen-2xl items-center gap-6 px-4 py-2">
+      {/* At 390 px the links take a row of their own and wrap; nothing is cut off or pushed off screen. */}
+      <div
+        className="mx-auto flex max-w-screen-2xl flex-wrap items-center gap-x-6 gap-y-1 px-4 py-2"
+        data-testid="header-bar"
+      >
         <Link href="/" className="font-mono text-lg font-semibold tracking-tight text-slate-100">
           lock<span className="text-amber-400">scope</span>
         </Link>
-        <nav className="flex gap-4 text-sm">
+        <nav className="order-last flex w-full flex-wrap gap-x-4 gap-y-1 text-sm md:order-none md:w-auto">
           {LINKS.filter((l) => !l.operatorOnly || canRelease(session)).map((l) => {
             const active =
               l.href === "/" ? pathname === "/" || pathname.startsWith("/locks") : pathname.startsWith(l.href);
@@ -55,12 +59,12 @@ export function Header() {
             );
           })}
         </nav>
-        <div className="ml-auto flex items-center gap-4">
+        <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-1">
           <ConnectionIndicator />
           <ZoneToggle />
           {session ? (
             <span className="text-xs text-slate-400" data-testid="signed-in-as">
-              {session.name} <span className="text-slate-500">({session.role})</span>
+              {session.name} <span className="text-slate-400">({session.role})</span>
               <button type="button" onClick={signOut} className="ml-3 text-slate-400 underline hover:text-slate-100">
                 sign out
               </button>

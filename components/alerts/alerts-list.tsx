@@ -1,13 +1,15 @@
 "use client";
 
 import Link from "next/link";
-import { Time } from "../time/time";
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import type { AlertView, AlertsResponse } from "@/lib/contract/alerts";
 import { canRelease, postJson, useSession } from "../auth/session-provider";
 import { SEVERITY_CLASS } from "../locks/format";
-import { DataTable } from "../ui/data-table";
-import { useLiveLocks } from "../live/live-locks-provider";
+import { formatTime, relativeTime } from "../time/format-time";
+import { Time, useZone } from "../time/time";
+import { DataTable, nextSort, type TableSort } from "../ui/data-table";
+import { useLiveLocks, useNow } from "../live/live-locks-provider";
+import { evidenceLines, filterAlerts, NO_FILTER, ruleOptions, sortAlerts, type AlertFilter } from "./alert-view-model";
 
 async function fetchAlerts(): Promise<AlertView[]> {
   const res = await fetch("/api/alerts?limit=500", { cache: "no-store" });
@@ -15,15 +17,19 @@ async function fetchAlerts(): Promise<AlertView[]> {
   return ((await res.json()) as AlertsResponse).alerts;
 }
 
-const STATE_CLASS = { open: "text-rose-300", acknowledged: "text-amber-300", resolved: "text-slate-500" } as const;
+const STATE_CLASS = { open: "text-rose-300", acknowledged: "text-amber-300", resolved: "text-slate-400" } as const;
+const SELECT = "rounded border border-slate-700 bg-slate-950 px-1 py-0.5 text-sm text-slate-200";
 
 /** Open alerts first; an operator acknowledges; resolved ones stay for the record. */
 export function AlertsList() {
   const session = useSession();
   const { openAlerts, alertsVersion } = useLiveLocks();
+  const now = useNow(5000);
   const [alerts, setAlerts] = useState<AlertView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
+  const [filter, setFilter] = useState<AlertFilter>(NO_FILTER);
+  const [sort, setSort] = useState<TableSort | undefined>(undefined);
 
   // Refetch when the server says alerts changed (raised, resolved or acknowledged).
   useEffect(() => {
@@ -42,60 +48,158 @@ export function AlertsList() {
     setReload((n) => n + 1);
   };
 
+  const all = useMemo(() => alerts ?? [], [alerts]);
+  const shown = useMemo(() => sortAlerts(filterAlerts(all, filter), sort), [all, filter, sort]);
+  const rules = useMemo(() => ruleOptions(all), [all]);
+  const [zone] = useZone();
+  const at = (iso: string) => formatTime(iso, zone);
+
   return (
     <section>
       <h1 className="mb-3 text-lg font-semibold text-slate-100">
         Alerts <span className="text-sm font-normal text-slate-400">{openAlerts} open</span>
       </h1>
+      <div className="mb-3 flex flex-wrap items-center gap-3 text-sm text-slate-400" data-testid="alert-filters">
+        <label>
+          State{" "}
+          <select
+            aria-label="State"
+            value={filter.state}
+            onChange={(e) => setFilter({ ...filter, state: e.target.value as AlertFilter["state"] })}
+            className={SELECT}
+          >
+            <option value="">any</option>
+            <option value="open">open</option>
+            <option value="acknowledged">acknowledged</option>
+            <option value="resolved">resolved</option>
+          </select>
+        </label>
+        <label>
+          Rule{" "}
+          <select
+            aria-label="Rule"
+            value={filter.rule}
+            onChange={(e) => setFilter({ ...filter, rule: e.target.value })}
+            className={SELECT}
+          >
+            <option value="">any</option>
+            {rules.map((r) => (
+              <option key={r.rule} value={r.rule}>
+                {r.rule} ({r.count})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Severity{" "}
+          <select
+            aria-label="Severity"
+            value={filter.severity}
+            onChange={(e) => setFilter({ ...filter, severity: e.target.value as AlertFilter["severity"] })}
+            className={SELECT}
+          >
+            <option value="">any</option>
+            <option value="critical">critical</option>
+            <option value="warning">warning</option>
+            <option value="info">info</option>
+          </select>
+        </label>
+        <span data-testid="alerts-shown">
+          {shown.length} of {all.length} shown
+        </span>
+      </div>
       {error ? <p className="mb-2 text-sm text-amber-300">{error}</p> : null}
       <DataTable
-        columns={["State", "Severity", "Rule", "Lock or source", "Message", "Raised", ""]}
+        columns={[
+          "State",
+          { label: "Severity", sortKey: "severity" },
+          "Rule",
+          "Lock or source",
+          "Message and evidence",
+          { label: "Raised", sortKey: "raised" },
+          { label: "Last seen", sortKey: "lastSeen" },
+          { label: "Times", sortKey: "occurrences" },
+          "",
+        ]}
+        sort={sort}
+        onSort={(key) => setSort(nextSort(sort, key))}
         testId="alerts-table"
-        empty={alerts && alerts.length === 0 ? "No alerts." : null}
+        empty={alerts && shown.length === 0 ? (all.length === 0 ? "No alerts." : "No alerts match the filters.") : null}
       >
-        {(alerts ?? []).map((a) => (
-          <tr key={a.id} data-testid="alert-row" data-state={a.state} data-rule={a.rule}>
-            <td className={`px-3 py-1.5 ${STATE_CLASS[a.state]}`}>
-              {a.state}
-              {a.ackedBy ? <span className="block text-xs text-slate-500">by {a.ackedBy}</span> : null}
-            </td>
-            <td className="px-3 py-1.5">
-              <span className={`rounded px-1.5 py-0.5 text-xs ring-1 ring-inset ${SEVERITY_CLASS[a.severity]}`}>
-                {a.severity}
-              </span>
-            </td>
-            <td className="px-3 py-1.5 font-mono text-xs">{a.rule}</td>
-            <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={a.resource ?? a.source}>
-              {a.lockId ? (
-                <Link href={`/locks/${a.lockId}`} className="text-sky-300 hover:underline">
-                  {a.resource}
-                </Link>
-              ) : (
-                a.source
-              )}
-            </td>
-            <td className="max-w-md px-3 py-1.5 text-xs text-slate-300">{a.message}</td>
-            <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
-              <Time at={a.raisedAt} relative />
-              {a.resolvedAt ? (
-                <span className="block">
-                  resolved <Time at={a.resolvedAt} />
+        {shown.map((a) => {
+          const evidence = evidenceLines(a.evidence, at);
+          return (
+            <tr key={a.id} data-testid="alert-row" data-state={a.state} data-rule={a.rule} className="align-top">
+              <td className={`px-3 py-1.5 ${STATE_CLASS[a.state]}`}>
+                {a.state}
+                {a.ackedBy ? (
+                  <span className="block text-xs text-slate-400" data-testid="alert-acked">
+                    by {a.ackedBy}
+                    {a.ackedAt ? ` at ${at(a.ackedAt)}` : ""}
+                  </span>
+                ) : null}
+              </td>
+              <td className="px-3 py-1.5">
+                <span className={`rounded px-1.5 py-0.5 text-xs ring-1 ring-inset ${SEVERITY_CLASS[a.severity]}`}>
+                  {a.severity}
                 </span>
-              ) : null}
-            </td>
-            <td className="px-3 py-1.5">
-              {a.state === "open" && canRelease(session) ? (
-                <button
-                  type="button"
-                  onClick={() => void ack(a.id)}
-                  className="rounded border border-slate-600 px-2 py-0.5 text-xs hover:bg-slate-800"
-                >
-                  Acknowledge
-                </button>
-              ) : null}
-            </td>
-          </tr>
-        ))}
+              </td>
+              <td className="px-3 py-1.5 font-mono text-xs">{a.rule}</td>
+              <td className="max-w-xs truncate px-3 py-1.5 font-mono text-xs" title={a.resource ?? a.source}>
+                {a.lockId ? (
+                  <Link href={`/locks/${a.lockId}`} className="text-sky-300 hover:underline">
+                    {a.resource}
+                  </Link>
+                ) : (
+                  a.source
+                )}
+              </td>
+              <td className="max-w-md px-3 py-1.5 text-xs text-slate-300">
+                {a.message}
+                {a.latestHolder ? (
+                  <span className="block text-slate-400" data-testid="alert-latest-holder">
+                    latest holder: <span className="font-mono">{a.latestHolder}</span>
+                  </span>
+                ) : null}
+                {evidence.length > 0 ? (
+                  <details className="mt-1" data-testid="alert-evidence">
+                    <summary className="cursor-pointer text-slate-400">evidence ({evidence.length})</summary>
+                    <ul className="mt-1 space-y-0.5 font-mono text-[11px] text-slate-300">
+                      {evidence.map((line, i) => (
+                        <li key={i}>{line}</li>
+                      ))}
+                    </ul>
+                  </details>
+                ) : null}
+              </td>
+              <td className="whitespace-nowrap px-3 py-1.5 font-mono text-xs text-slate-400">
+                <Time at={a.raisedAt} relative />
+                {a.resolvedAt ? (
+                  <span className="block">
+                    resolved <Time at={a.resolvedAt} />
+                  </span>
+                ) : null}
+              </td>
+              <td className="whitespace-nowrap px-3 py-1.5 text-xs text-slate-400" data-testid="alert-last-seen">
+                {a.lastSeenAt ? <span title={at(a.lastSeenAt)}>{relativeTime(a.lastSeenAt, now)}</span> : "—"}
+              </td>
+              <td className="px-3 py-1.5 text-xs tabular-nums text-slate-300" data-testid="alert-occurrences">
+                {a.occurrences ?? 1}
+              </td>
+              <td className="px-3 py-1.5">
+                {a.state === "open" && canRelease(session) ? (
+                  <button
+                    type="button"
+                    onClick={() => void ack(a.id)}
+                    className="rounded border border-slate-600 px-2 py-0.5 text-xs hover:bg-slate-800"
+                  >
+                    Acknowledge
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          );
+        })}
       </DataTable>
     </section>
   );

@@ -103,13 +103,13 @@ export function AuditLog() {
             </td>
             <td className="px-3 py-1.5">
               {e.actor}{" "}
-              <span className="text-xs text-slate-500">
+              <span className="text-xs text-slate-400">
                 ({e.role}, {e.via})
               </span>
             </td>
             <td className={`px-3 py-1.5 ${OUTCOME_CLASS[e.outcome] ?? "text-amber-300"}`} title={e.message ?? ""}>
               {e.dryRun && e.outcome !== "dry-run" ? `${e.outcome} (dry run)` : e.outcome}
-              {e.action !== "force-release" ? <span className="block text-xs text-slate-500">{e.action}</span> : null}
+              {e.action !== "force-release" ? <span className="block text-xs text-slate-400">{e.action}</span> : null}
             </td>
             <td
               className="max-w-xs truncate px-3 py-1.5 font-mono text-xs"

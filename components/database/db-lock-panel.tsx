@@ -19,7 +19,7 @@ function SessionLine({ s, now }: { s: DbSession; now: number }) {
         {s.xactStart ? ` · transaction ${age(s.xactStart, now)}` : ""}
         {s.backendStart ? ` · session started ${s.backendStart}` : ""}
       </span>
-      {s.query ? <span className="block truncate text-slate-500">{s.query}</span> : null}
+      {s.query ? <span className="block truncate text-slate-400">{s.query}</span> : null}
     </span>
   );
 }
@@ -36,7 +36,7 @@ export function DbLockPanel({ lock }: { lock: Lock }) {
     <section data-testid="db-lock-panel" className="space-y-2">
       <h2 className="text-sm font-semibold uppercase tracking-wide text-slate-400">
         Sessions{" "}
-        <span className="font-normal normal-case text-slate-500">
+        <span className="font-normal normal-case text-slate-400">
           {db.engine} · key {db.keyKind}
           {db.database ? ` · database ${db.database}` : ""}
         </span>
@@ -46,7 +46,7 @@ export function DbLockPanel({ lock }: { lock: Lock }) {
           <li key={`h-${h.session.pid}`}>
             <span className="mr-2 rounded bg-emerald-900/50 px-1 text-xs text-emerald-300">holds {h.mode}</span>
             <SessionLine s={h.session} now={now} />
-            <span className="block text-xs text-slate-500">
+            <span className="block text-xs text-slate-400">
               {h.level}-level: {h.levelEvidence}
             </span>
           </li>
@@ -61,7 +61,7 @@ export function DbLockPanel({ lock }: { lock: Lock }) {
               </span>
               <SessionLine s={w.session} now={now} />
               {w.chain.length > 1 ? (
-                <span className="block text-xs text-slate-500" data-testid="db-chain">
+                <span className="block text-xs text-slate-400" data-testid="db-chain">
                   blocked by {w.blockedBy.map((p) => `pid ${p}`).join(", ")} · chain{" "}
                   {w.chain.map((p) => `pid ${p}`).join(" → ")} (root)
                 </span>

@@ -70,18 +70,18 @@ export function FleetOverview() {
             {shown ? `${shown.total.toLocaleString("en")} locks` : ""}
           </span>
         </h1>
-        <span className="text-sm text-slate-500">group by</span>
+        <span className="text-sm text-slate-400">group by</span>
         {GROUPINGS.map((g) => (
           <button
             key={g.by}
             type="button"
             onClick={() => setBy(g.by)}
-            className={`text-sm ${g.by === by ? "text-amber-300" : "text-slate-500 hover:text-slate-200"}`}
+            className={`text-sm ${g.by === by ? "text-amber-300" : "text-slate-400 hover:text-slate-200"}`}
           >
             {g.label}
           </button>
         ))}
-        <span className="text-xs text-slate-500">
+        <span className="text-xs text-slate-400">
           patterns come from the key names: digits, UUIDs and hex runs become *
         </span>
       </div>
@@ -108,7 +108,7 @@ export function FleetOverview() {
                 </td>
                 <td className="px-3 py-1.5 text-right tabular-nums">{g.count.toLocaleString("en")}</td>
                 <td
-                  className={`px-3 py-1.5 text-right tabular-nums ${g.withHazards > 0 ? "text-rose-300" : "text-slate-500"}`}
+                  className={`px-3 py-1.5 text-right tabular-nums ${g.withHazards > 0 ? "text-rose-300" : "text-slate-400"}`}
                 >
                   {g.withHazards.toLocaleString("en")}
                 </td>
@@ -126,10 +126,10 @@ export function FleetOverview() {
           </tbody>
         </table>
         {shown && shown.groups.length === 0 ? (
-          <p className="px-3 py-8 text-center text-sm text-slate-500">No locks held right now.</p>
+          <p className="px-3 py-8 text-center text-sm text-slate-400">No locks held right now.</p>
         ) : null}
         {shown && shown.moreGroups > 0 ? (
-          <p className="px-3 py-2 text-xs text-slate-500">
+          <p className="px-3 py-2 text-xs text-slate-400">
             {shown.moreGroups.toLocaleString("en")} more groups not shown (fewer hazards and locks than these).
           </p>
         ) : null}

@@ -4,7 +4,8 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 import type { Distribution, ResourceHistory } from "@/lib/contract/alerts";
 import { formatDuration } from "../locks/format";
 
-const AXIS = { stroke: "#64748b", fontSize: 11 };
+// Tick text in slate-400: 4.5:1 or better on the dark page (slate-500 was about 4:1).
+const AXIS = { stroke: "#64748b", fill: "#94a3b8", fontSize: 11 };
 const TOOLTIP = { contentStyle: { background: "#0f172a", border: "1px solid #334155", fontSize: 12 } };
 
 /** Acquisitions, takeovers and expiries per time bucket. */

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "react";
 import type { ResourceHistory } from "@/lib/contract/alerts";
 import { useNow } from "../live/live-locks-provider";
+import { waitersNote } from "../locks/detail-labels";
 import { formatDuration, shorten } from "../locks/format";
 import { AcquisitionsChart, DistributionChart } from "./charts";
 
@@ -22,7 +23,16 @@ const END_CLASS: Record<string, string> = {
 };
 
 /** Contention of one lock: acquisitions over time, hold and wait times, and the timeline of its holders. */
-export function LockContention({ lockId, refreshKey }: { lockId: string; refreshKey?: string }) {
+export function LockContention({
+  lockId,
+  refreshKey,
+  lock,
+}: {
+  lockId: string;
+  refreshKey?: string;
+  /** The lock as last seen, to say why a waiters chart would be empty (plain Redis clients retry). */
+  lock?: { backend: string; rule?: string; waiters: readonly unknown[] } | null;
+}) {
   const [window, setWindow] = useState<(typeof WINDOWS)[number]>("1h");
   const [history, setHistory] = useState<ResourceHistory | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -47,7 +57,7 @@ export function LockContention({ lockId, refreshKey }: { lockId: string; refresh
             key={w}
             type="button"
             onClick={() => setWindow(w)}
-            className={`text-xs ${w === window ? "text-amber-300" : "text-slate-500 hover:text-slate-200"}`}
+            className={`text-xs ${w === window ? "text-amber-300" : "text-slate-400 hover:text-slate-200"}`}
           >
             {w}
           </button>
@@ -60,7 +70,13 @@ export function LockContention({ lockId, refreshKey }: { lockId: string; refresh
             <AcquisitionsChart buckets={history.buckets} />
           </div>
           <DistributionChart title="Hold time" d={history.hold} color="#38bdf8" />
-          <DistributionChart title="Wait time" d={history.wait} color="#a78bfa" />
+          {lock && waitersNote(lock, history.wait.count) ? (
+            <p className="text-sm text-slate-400" data-testid="waiters-note">
+              {waitersNote(lock, history.wait.count)}
+            </p>
+          ) : (
+            <DistributionChart title="Wait time" d={history.wait} color="#a78bfa" />
+          )}
           <div>
             <p className="mb-1 text-xs text-slate-400">Holders ({history.timeline.length})</p>
             <div
@@ -95,7 +111,7 @@ export function LockContention({ lockId, refreshKey }: { lockId: string; refresh
           </div>
         </div>
       ) : (
-        <p className="text-sm text-slate-500">Loading…</p>
+        <p className="text-sm text-slate-400">Loading…</p>
       )}
     </section>
   );

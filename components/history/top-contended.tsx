@@ -3,90 +3,138 @@
 import Link from "next/link";
 import { useEffect, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { TopContended } from "@/lib/contract/alerts";
-import { formatDuration, shorten } from "../locks/format";
+import type { RankBy, TopContended } from "@/lib/contract/alerts";
+import { formatDuration } from "../locks/format";
+import { formatTime } from "../time/format-time";
+import { useZone } from "../time/time";
+import { emptyRankingText, RANK_CHOICES, rankChoice } from "./rank-words";
 
 const WINDOWS = ["1h", "6h", "24h", "7d"] as const;
+const AXIS = { fill: "#94a3b8", fontSize: 11 };
+const TOOLTIP = { contentStyle: { background: "#0f172a", border: "1px solid #334155", fontSize: 12 } };
 
-async function fetchTop(window: string): Promise<TopContended> {
-  const res = await fetch(`/api/history/top?window=${window}`, { cache: "no-store" });
+async function fetchTop(window: string, by: RankBy): Promise<TopContended> {
+  const res = await fetch(`/api/history/top?window=${window}&by=${by}`, { cache: "no-store" });
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
   return (await res.json()) as TopContended;
 }
 
-/** The most contended resources across all backends in a window. */
+/** The fleet's contention per hour, then the locks that hurt most in the window, ranked as the operator chooses. */
 export function TopContendedView() {
   const [window, setWindow] = useState<(typeof WINDOWS)[number]>("24h");
+  const [by, setBy] = useState<RankBy>("contention");
   const [top, setTop] = useState<TopContended | null>(null);
+  const [zone] = useZone();
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let current = true;
-    fetchTop(window)
-      .then((t) => current && setTop(t))
+    fetchTop(window, by)
+      .then((t) => {
+        if (!current) return;
+        setTop(t);
+        setError(null);
+      })
       .catch((err: unknown) => current && setError(err instanceof Error ? err.message : String(err)));
     return () => {
       current = false;
     };
-  }, [window]);
-  const data = (top?.resources ?? []).slice(0, 12).map((r) => ({ name: shorten(r.resource, 28), ...r }));
+  }, [window, by]);
+  const hours = (top?.hours ?? []).map((h) => ({ ...h, label: formatTime(h.t, zone).slice(5, 16) }));
+  const choice = rankChoice(by);
+  const resources = top?.resources ?? [];
   return (
     <section className="space-y-4">
-      <div className="flex items-center gap-3">
-        <h1 className="text-lg font-semibold text-slate-100">Most contended locks</h1>
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 className="text-lg font-semibold text-slate-100">History</h1>
+        <span className="text-sm text-slate-400">window</span>
         {WINDOWS.map((w) => (
           <button
             key={w}
             type="button"
+            aria-pressed={w === window}
             onClick={() => setWindow(w)}
-            className={`text-sm ${w === window ? "text-amber-300" : "text-slate-500 hover:text-slate-200"}`}
+            className={`text-sm ${w === window ? "text-amber-300" : "text-slate-400 hover:text-slate-200"}`}
           >
             {w}
           </button>
         ))}
       </div>
       {error ? <p className="text-sm text-amber-300">{error}</p> : null}
-      <div className="rounded border border-slate-800 p-2" data-testid="top-chart">
-        <ResponsiveContainer width="100%" height={280}>
-          <BarChart data={data} layout="vertical" margin={{ left: 40, right: 16 }}>
-            <CartesianGrid stroke="#1e293b" horizontal={false} />
-            <XAxis type="number" allowDecimals={false} tick={{ fill: "#64748b", fontSize: 11 }} />
-            <YAxis type="category" dataKey="name" width={200} tick={{ fill: "#94a3b8", fontSize: 11 }} />
-            <Tooltip contentStyle={{ background: "#0f172a", border: "1px solid #334155", fontSize: 12 }} />
+      <div className="rounded border border-slate-800 p-2" data-testid="fleet-chart">
+        <h2 className="mb-1 text-sm font-semibold uppercase tracking-wide text-slate-400">
+          Contention over time, whole fleet (per hour)
+        </h2>
+        <ResponsiveContainer width="100%" height={200}>
+          <BarChart data={hours} margin={{ top: 4, right: 8, bottom: 0, left: -20 }}>
+            <CartesianGrid stroke="#1e293b" vertical={false} />
+            <XAxis dataKey="label" tick={AXIS} minTickGap={24} />
+            <YAxis allowDecimals={false} tick={AXIS} />
+            <Tooltip {...TOOLTIP} />
             <Legend wrapperStyle={{ fontSize: 11 }} />
-            <Bar dataKey="acquisitions" stackId="x" fill="#34d399" name="acquired" isAnimationActive={false} />
-            <Bar dataKey="ownerChanges" stackId="x" fill="#f43f5e" name="taken over" isAnimationActive={false} />
-            <Bar dataKey="expiries" stackId="x" fill="#fbbf24" name="expired" isAnimationActive={false} />
+            <Bar dataKey="acquisitions" stackId="a" fill="#34d399" name="acquired" isAnimationActive={false} />
+            <Bar dataKey="ownerChanges" stackId="b" fill="#f43f5e" name="taken over" isAnimationActive={false} />
+            <Bar dataKey="expiries" stackId="b" fill="#fbbf24" name="expired" isAnimationActive={false} />
           </BarChart>
         </ResponsiveContainer>
       </div>
-      <table className="w-full text-left text-sm" data-testid="top-table">
-        <thead className="text-xs uppercase tracking-wide text-slate-500">
-          <tr>
-            {["Resource", "Backend", "Acquired", "Taken over", "Expired", "Hold avg", "Hold max"].map((h) => (
-              <th key={h} className="py-1 pr-4 font-medium">
-                {h}
-              </th>
+      <div className="flex flex-wrap items-center gap-3">
+        <h2 className="text-sm font-semibold uppercase tracking-wide text-slate-400">Locks that hurt most</h2>
+        <label className="text-sm text-slate-400">
+          rank by{" "}
+          <select
+            aria-label="Rank by"
+            value={by}
+            onChange={(e) => setBy(e.target.value as RankBy)}
+            className="rounded border border-slate-700 bg-slate-950 px-1 py-0.5 text-slate-200"
+          >
+            {RANK_CHOICES.map((c) => (
+              <option key={c.by} value={c.by}>
+                {c.label}
+              </option>
             ))}
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-800/70">
-          {(top?.resources ?? []).map((r) => (
-            <tr key={r.lockId} data-testid="top-row">
-              <td className="max-w-md truncate py-1 pr-4 font-mono">
-                <Link href={`/locks/${r.lockId}`} className="text-sky-300 hover:underline">
-                  {r.resource}
-                </Link>
-              </td>
-              <td className="py-1 pr-4 text-slate-400">{r.backend}</td>
-              <td className="py-1 pr-4 tabular-nums">{r.acquisitions}</td>
-              <td className="py-1 pr-4 tabular-nums">{r.ownerChanges}</td>
-              <td className="py-1 pr-4 tabular-nums">{r.expiries}</td>
-              <td className="py-1 pr-4 tabular-nums">{r.holdAvgMs === null ? "—" : formatDuration(r.holdAvgMs)}</td>
-              <td className="py-1 pr-4 tabular-nums">{r.holdMaxMs === null ? "—" : formatDuration(r.holdMaxMs)}</td>
+          </select>
+        </label>
+      </div>
+      <div className="overflow-x-auto">
+        <table className="w-full text-left text-sm" data-testid="top-table" data-rank={top?.by ?? by}>
+          <thead className="text-xs uppercase tracking-wide text-slate-400">
+            <tr>
+              {["Resource", "Backend", choice.column, "Acquired", "Taken over", "Expired", "Hold avg", "Hold max"].map(
+                (h, i) => (
+                  <th key={`${h}-${i}`} className="py-1 pr-4 font-medium">
+                    {h}
+                  </th>
+                ),
+              )}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody className="divide-y divide-slate-800/70">
+            {resources.map((r) => (
+              <tr key={r.lockId} data-testid="top-row">
+                <td className="max-w-md truncate py-1 pr-4 font-mono">
+                  <Link href={`/locks/${r.lockId}`} className="text-sky-300 hover:underline">
+                    {r.resource}
+                  </Link>
+                </td>
+                <td className="py-1 pr-4 text-slate-400">{r.backend}</td>
+                <td className="py-1 pr-4 font-semibold tabular-nums text-slate-100" data-testid="rank-value">
+                  {choice.value(r)}
+                </td>
+                <td className="py-1 pr-4 tabular-nums">{r.acquisitions}</td>
+                <td className="py-1 pr-4 tabular-nums">{r.ownerChanges}</td>
+                <td className="py-1 pr-4 tabular-nums">{r.expiries}</td>
+                <td className="py-1 pr-4 tabular-nums">{r.holdAvgMs === null ? "—" : formatDuration(r.holdAvgMs)}</td>
+                <td className="py-1 pr-4 tabular-nums">{r.holdMaxMs === null ? "—" : formatDuration(r.holdMaxMs)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {top && resources.length === 0 ? (
+          <p className="px-3 py-6 text-center text-sm text-slate-400" data-testid="top-empty">
+            {emptyRankingText(by)}
+          </p>
+        ) : null}
+      </div>
     </section>
   );
 }

@@ -27,10 +27,10 @@ function describe(e: LockEvent): string {
 }
 
 export function EventHistory({ events }: { events: LockEvent[] }) {
-  if (events.length === 0) return <p className="text-sm text-slate-500">No stored events.</p>;
+  if (events.length === 0) return <p className="text-sm text-slate-400">No stored events.</p>;
   return (
     <table className="w-full text-left text-sm" data-testid="history">
-      <thead className="text-xs uppercase tracking-wide text-slate-500">
+      <thead className="text-xs uppercase tracking-wide text-slate-400">
         <tr>
           <th className="py-1 pr-4 font-medium">Time</th>
           <th className="py-1 pr-4 font-medium">Event</th>

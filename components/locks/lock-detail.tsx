@@ -1,7 +1,6 @@
 "use client";
 
 import Link from "next/link";
-import { Time } from "../time/time";
 import { useEffect, useState } from "react";
 import type { LockDetailResponse } from "@/lib/contract/api";
 import type { Lock, LockEvent } from "@/lib/contract/lock";
@@ -15,11 +14,13 @@ import { QueuePanel } from "../zookeeper/queue-panel";
 import { RELEASE_ROLE, type ReleaseResult } from "@/lib/contract/release";
 import { DbLockPanel } from "../database/db-lock-panel";
 import { LockContention } from "../history/lock-contention";
-import { EventHistory } from "./event-history";
+import { holderLabel, holderValue, unknownLockMessage } from "./detail-labels";
+import { EventLog } from "./event-log";
 import { formatDuration, remainingTtl } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { holdStatus } from "./lease-view";
 import { TtlCell } from "./ttl-cell";
+import { Time, useZone } from "../time/time";
 
 /** The lock and its stored history; null when the dashboard knows nothing of it (404). */
 async function fetchLockDetail(id: string): Promise<LockDetailResponse | null> {
@@ -32,7 +33,7 @@ async function fetchLockDetail(id: string): Promise<LockDetailResponse | null> {
 function Field({ label, children }: { label: string; children: React.ReactNode }) {
   return (
     <div className="grid grid-cols-[9rem_1fr] gap-2 py-1 text-sm">
-      <dt className="text-slate-500">{label}</dt>
+      <dt className="text-slate-400">{label}</dt>
       <dd className="break-all font-mono text-slate-200">{children}</dd>
     </div>
   );
@@ -50,24 +51,32 @@ export function LockDetail({ id }: { id: string }) {
   const view = useLockView({ id, limit: 1 });
   const session = useSession();
   const now = useNow();
-  const [history, setHistory] = useState<LockEvent[] | null>(null);
+  const [zone] = useZone();
   const [stored, setStored] = useState<Lock | null>(null);
+  const [lastEvent, setLastEvent] = useState<LockEvent | null>(null);
+  const [missing, setMissing] = useState(false);
+  const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [releaseResult, setReleaseResult] = useState<ReleaseResult | null>(null);
+  // The reason typed into the force-release panel belongs to the page: it survives the lock flipping between held
+  // and not held, which is exactly when an operator is typing it.
+  const [reason, setReason] = useState("");
 
-  // Reload the history whenever an event for this lock is pushed.
+  // Reload whenever an event for this lock is pushed.
   const latestForLock = recentEvents.find((e) => e.lockId === id)?.id;
   useEffect(() => {
     let current = true;
     fetchLockDetail(id)
       .then((body) => {
         if (!current) return;
-        setHistory(body?.events ?? []);
         setStored(body?.lock ?? null);
-        setError(body ? null : "This lock is not held and has no stored history.");
+        setLastEvent(body?.events[0] ?? null);
+        setMissing(body === null);
+        setLoaded(true);
+        setError(null);
       })
       .catch((err: unknown) => {
-        if (current) setError(`Could not load the history: ${err instanceof Error ? err.message : String(err)}`);
+        if (current) setError(`Could not load the lock: ${err instanceof Error ? err.message : String(err)}`);
       });
     return () => {
       current = false;
@@ -76,10 +85,20 @@ export function LockDetail({ id }: { id: string }) {
 
   const live = view.rows[0];
   const lock = live?.lock ?? null;
-  const shown = lock ?? stored;
-  const last = history?.[0];
+  // The last holding seen live: while the lock is not held its rows stay in place, greyed, so nothing jumps.
+  const [lastLive, setLastLive] = useState<Lock | null>(null);
+  const [lastReceivedAt, setLastReceivedAt] = useState(0);
+  if (live && lastLive !== live.lock) {
+    setLastLive(live.lock);
+    setLastReceivedAt(live.receivedAt);
+  }
+  const shownLock = lock ?? lastLive ?? stored;
+  const last = recentEvents.find((e) => e.lockId === id) ?? lastEvent;
   const remaining = lock ? remainingTtl(lock.ttlMs, live!.receivedAt, now) : null;
-  const status = holdStatus(lock !== null, remaining, last?.type ?? null);
+  const status =
+    missing && !lock
+      ? { label: "does not exist", tone: "gone" as const }
+      : holdStatus(lock !== null, remaining, last?.type ?? null);
 
   return (
     <div className="space-y-6">
@@ -91,7 +110,7 @@ export function LockDetail({ id }: { id: string }) {
       <section className="rounded border border-slate-800 bg-slate-900/40 p-4">
         <div className="mb-3 flex flex-wrap items-center gap-3">
           <h1 className="break-all font-mono text-lg text-slate-100" data-testid="detail-resource">
-            {shown?.resource ?? last?.resource ?? id}
+            {shownLock?.resource ?? last?.resource ?? id}
           </h1>
           <span
             data-testid="detail-status"
@@ -101,56 +120,74 @@ export function LockDetail({ id }: { id: string }) {
           </span>
           {lock ? <HazardBadges hazards={lock.hazards} /> : null}
         </div>
-        {lock ? (
-          <dl>
-            <Field label="Owner">{lock.owner ?? "unknown"}</Field>
-            <Field label="TTL">
-              <TtlCell remaining={remaining} total={lock.ttlMs} />
-            </Field>
-            <Field label="Held for">
-              {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since <Time at={lock.since} />)
-            </Field>
-            <Field label="Backend / source">
-              {lock.backend} · {lock.source}
-            </Field>
-            <Field label="Library">
-              {lock.library} <span className="text-slate-500">(rule {lock.rule})</span>
-            </Field>
-            <Field label="Type">{lock.kind}</Field>
-            {lock.holder
-              ? Object.entries(lock.holder).map(([k, v]) => (
-                  <Field key={k} label={`Holder ${k}`}>
-                    {String(v)}
-                  </Field>
-                ))
-              : null}
-            {lock.holders ? (
-              <Field label={`Permit holders (${lock.holdersTotal ?? lock.holders.length})`}>
-                <ul data-testid="permit-holders">
-                  {lock.holders.map((h) => (
-                    <li key={h.owner}>
-                      {h.owner}
-                      {h.since ? (
-                        <span className="text-slate-400">
-                          {" "}
-                          since <Time at={h.since} relative />
-                        </span>
-                      ) : null}
-                    </li>
-                  ))}
-                </ul>
+        {missing && !lock ? (
+          <p className="text-sm text-amber-300" role="alert" data-testid="detail-missing">
+            {unknownLockMessage(id)}
+          </p>
+        ) : shownLock ? (
+          <>
+            <p className="mb-1 min-h-5 text-xs text-slate-400" data-testid="detail-held-note">
+              {lock ? "" : "Not held right now. The last holding seen is shown greyed; its history is below."}
+            </p>
+            <dl className={lock ? "" : "opacity-50"} data-testid="detail-fields">
+              <Field label="Owner">{shownLock.owner ?? "unknown"}</Field>
+              <Field label="TTL">{lock ? <TtlCell remaining={remaining} total={lock.ttlMs} /> : "— (not held)"}</Field>
+              <Field label="Held for">
+                {lock ? (
+                  <>
+                    {formatDuration(Math.max(0, now - Date.parse(lock.since)))} (since <Time at={lock.since} />)
+                  </>
+                ) : (
+                  <>
+                    — (held from <Time at={shownLock.since} />)
+                  </>
+                )}
               </Field>
-            ) : null}
-            <Field label="Value">{lock.valuePreview ?? "—"}</Field>
-            {lock.hazards.map((h) => (
-              <Field key={h.code} label={`Hazard (${h.severity})`}>
-                <span className="font-sans">{h.message}</span>
+              <Field label="Backend / source">
+                {shownLock.backend} · {shownLock.source}
               </Field>
-            ))}
-          </dl>
+              <Field label="Library">
+                {shownLock.library} <span className="text-slate-400">(rule {shownLock.rule})</span>
+              </Field>
+              <Field label="Type">{shownLock.kind}</Field>
+              {shownLock.holder
+                ? Object.entries(shownLock.holder).map(([k, v]) => (
+                    <Field key={k} label={`Holder: ${holderLabel(k)}`}>
+                      {holderValue(k, v, zone, now)}
+                    </Field>
+                  ))
+                : null}
+              {shownLock.holders ? (
+                <Field label={`Permit holders (${shownLock.holdersTotal ?? shownLock.holders.length})`}>
+                  <ul data-testid="permit-holders">
+                    {shownLock.holders.map((h) => (
+                      <li key={h.owner}>
+                        {h.owner}
+                        {h.since ? (
+                          <span className="text-slate-400">
+                            {" "}
+                            since <Time at={h.since} relative />
+                          </span>
+                        ) : null}
+                      </li>
+                    ))}
+                  </ul>
+                </Field>
+              ) : null}
+              <Field label="Value">{shownLock.valuePreview ?? "—"}</Field>
+              {shownLock.hazards.map((h) => (
+                <Field key={h.code} label={`Hazard (${h.severity})`}>
+                  <span className="font-sans">{h.message}</span>
+                </Field>
+              ))}
+            </dl>
+          </>
         ) : (
-          <p className="text-sm text-slate-400">Not held right now. Its history is below.</p>
+          <p className="text-sm text-slate-400">
+            {loaded ? "Not held right now. Its history is below." : error ? "" : "Loading…"}
+          </p>
         )}
+        {error ? <p className="text-sm text-amber-300">{error}</p> : null}
       </section>
       {releaseResult ? (
         <p
@@ -164,12 +201,25 @@ export function LockDetail({ id }: { id: string }) {
             : ""}
         </p>
       ) : null}
-      {lock && canRelease(session) && (RELEASE_ROLE[lock.backend] !== "admin" || session?.role === "admin") ? (
-        <ReleasePanel lock={lock} heldMs={Math.max(0, now - Date.parse(lock.since))} onResult={setReleaseResult} />
+      {/* Kept while the lock flips to not held (its buttons then say why they are disabled): nothing typed is lost. */}
+      {lastLive && canRelease(session) && (RELEASE_ROLE[lastLive.backend] !== "admin" || session?.role === "admin") ? (
+        <ReleasePanel
+          lock={lastLive}
+          held={lock !== null}
+          heldMs={Math.max(0, now - Date.parse(lastLive.since))}
+          onResult={setReleaseResult}
+          reason={reason}
+          onReasonChange={setReason}
+        />
       ) : null}
-      {lock ? <QuorumPanel lock={lock} receivedAt={live!.receivedAt} /> : null}
-      {lock ? <QueuePanel lock={lock} /> : null}
-      {lock ? <DbLockPanel lock={lock} /> : null}
+      {lastLive ? (
+        // The last holding's panels stay, greyed and inert, while the lock is not held: the page does not jump.
+        <div className={lock ? "space-y-6" : "pointer-events-none space-y-6 opacity-50"} aria-hidden={!lock}>
+          <QuorumPanel lock={lastLive} receivedAt={lastReceivedAt} />
+          <QueuePanel lock={lastLive} />
+          <DbLockPanel lock={lastLive} />
+        </div>
+      ) : null}
       {/* A ZooKeeper queue is drawn by the queue panel above, head first: thousands of rows would bury the page. */}
       {lock && lock.waiters.length > 0 && !lock.zookeeper && !lock.database ? (
         <section>
@@ -179,11 +229,11 @@ export function LockDetail({ id }: { id: string }) {
               <li key={`${w.owner}-${i}`} className="font-mono">
                 {i + 1}. {w.owner}{" "}
                 {w.since ? (
-                  <span className="text-slate-500">
+                  <span className="text-slate-400">
                     since <Time at={w.since} relative />
                   </span>
                 ) : null}{" "}
-                {w.detail ? <span className="text-slate-500">{w.detail}</span> : null}
+                {w.detail ? <span className="text-slate-400">{w.detail}</span> : null}
                 {/* Only Redisson fair-lock waiters past their deadline: a queue entry whose thread is gone. */}
                 {canRelease(session) && lock.library === "redisson" && w.detail?.includes("(passed)") ? (
                   <PurgeWaiter lock={lock} waiter={w} onResult={setReleaseResult} />
@@ -193,12 +243,12 @@ export function LockDetail({ id }: { id: string }) {
           </ol>
         </section>
       ) : null}
-      <LockContention lockId={id} refreshKey={latestForLock} />
-      <section>
-        <h2 className="mb-2 text-sm font-semibold uppercase tracking-wide text-slate-400">History</h2>
-        {error ? <p className="text-sm text-amber-300">{error}</p> : null}
-        {history === null ? <p className="text-sm text-slate-500">Loading…</p> : <EventHistory events={history} />}
-      </section>
+      {missing && !lock ? null : (
+        <>
+          <LockContention lockId={id} refreshKey={latestForLock} lock={shownLock} />
+          <EventLog lockId={id} refreshKey={latestForLock} />
+        </>
+      )}
     </div>
   );
 }

@@ -245,7 +245,13 @@ export function LocksTable() {
           <thead className="sticky top-0 z-[1] bg-slate-900 text-xs uppercase tracking-wide text-slate-400">
             <tr>
               {COLUMNS.map((c) => (
-                <th key={c.label} className={`px-3 py-2 font-medium ${c.className}`}>
+                <th
+                  key={c.label}
+                  className={`px-3 py-2 font-medium ${c.className}`}
+                  aria-sort={
+                    c.sort ? (sort.key === c.sort ? (sort.desc ? "descending" : "ascending") : "none") : undefined
+                  }
+                >
                   {c.sort ? (
                     <button
                       type="button"

@@ -20,7 +20,7 @@ const CARD_CLASS: Record<NodeRow["health"], string> = {
  */
 export function NodeHealthStrip({ group }: { group: GroupView }) {
   if (group.nodes.length === 0) {
-    return <p className="text-xs text-slate-500">No health reported for this group yet.</p>;
+    return <p className="text-xs text-slate-400">No health reported for this group yet.</p>;
   }
   return (
     <ul className="grid gap-2 [grid-template-columns:repeat(auto-fill,minmax(14rem,1fr))]" data-testid="redlock-health">
@@ -42,7 +42,7 @@ export function NodeHealthStrip({ group }: { group: GroupView }) {
               {n.health}
             </span>
           </div>
-          <div className="mt-0.5 flex gap-3 text-[11px] text-slate-500">
+          <div className="mt-0.5 flex gap-3 text-[11px] text-slate-400">
             <span>
               latency <span className="font-mono tabular-nums text-slate-300">{ms(n.latencyMs)}</span>
             </span>
@@ -67,7 +67,7 @@ const SKEW_CLASS: Record<SkewView["level"], string> = {
 export function SkewLine({ skew }: { skew: SkewView | null }) {
   if (!skew) {
     return (
-      <p className="text-xs text-slate-500" data-testid="redlock-skew" data-level="unknown">
+      <p className="text-xs text-slate-400" data-testid="redlock-skew" data-level="unknown">
         Clock skew: fewer than two clocks known.
       </p>
     );
@@ -77,7 +77,7 @@ export function SkewLine({ skew }: { skew: SkewView | null }) {
     <p className={`text-xs ${SKEW_CLASS[skew.level]}`} data-testid="redlock-skew" data-level={skew.level}>
       {skew.level !== "ok" ? <span className="mr-1">⚠</span> : null}
       Clock skew <span className="font-mono tabular-nums">{ms(skew.skewMs)}</span>
-      <span className="text-slate-500">
+      <span className="text-slate-400">
         {" "}
         (at least <span className="font-mono tabular-nums">{ms(skew.lowerBoundMs)}</span>;{" "}
         <span className="font-mono">{nodeLabel(skew.ahead)}</span> ahead of{" "}
@@ -95,7 +95,7 @@ export function SkewLine({ skew }: { skew: SkewView | null }) {
               : ""}
         </>
       ) : (
-        <span className="text-slate-500"> · no held lock to compare with a drift allowance</span>
+        <span className="text-slate-400"> · no held lock to compare with a drift allowance</span>
       )}
     </p>
   );

@@ -70,7 +70,7 @@ export function QuorumGrid({
                 ) : (
                   <span title={r.resource}>{r.resource}</span>
                 )}
-                <div className="text-[10px] text-slate-500" title={r.owner ?? "unknown owner"}>
+                <div className="text-[10px] text-slate-400" title={r.owner ?? "unknown owner"}>
                   owner {shorten(r.owner, 20)}
                 </div>
               </td>
@@ -92,7 +92,7 @@ export function QuorumGrid({
                 >
                   {r.votes}/{r.nodes}
                 </span>{" "}
-                <span className="text-[10px] text-slate-500">need {r.needed}</span>
+                <span className="text-[10px] text-slate-400">need {r.needed}</span>
                 {r.tokens.length > 1 ? (
                   <ul className="mt-0.5 space-y-px text-[10px]">
                     {r.tokens.map((t) => (
@@ -104,7 +104,7 @@ export function QuorumGrid({
                 ) : null}
               </td>
               <td
-                className={`px-2 py-1 text-right font-mono tabular-nums ${r.validityMs === null ? "text-slate-500" : r.validityMs < 1000 ? "text-rose-300" : "text-slate-200"}`}
+                className={`px-2 py-1 text-right font-mono tabular-nums ${r.validityMs === null ? "text-slate-400" : r.validityMs < 1000 ? "text-rose-300" : "text-slate-200"}`}
                 data-testid="redlock-validity"
               >
                 {r.validityMs === null ? "—" : formatDuration(r.validityMs)}
@@ -163,7 +163,7 @@ function NodeCell({ cell: c }: { cell: GridCell }) {
       ) : c.presence === "unknown" ? (
         <span className="font-medium text-amber-300">? {c.health === "down" ? "down" : "no answer"}</span>
       ) : (
-        <span className="text-slate-600">absent</span>
+        <span className="text-slate-400">absent</span>
       )}
     </td>
   );

@@ -41,7 +41,7 @@ export const EDGE_CLASS: Record<RowSeverity, string> = {
 export const VOTE_TEXT: Record<VoteRole, string> = {
   winner: "text-sky-300",
   rival: "text-fuchsia-300",
-  none: "text-slate-500",
+  none: "text-slate-400",
 };
 
 export const VOTE_BAR: Record<VoteRole, string> = {

@@ -22,12 +22,12 @@ export function RedlockView() {
     <div className="space-y-6">
       <div className="flex items-baseline gap-3">
         <h1 className="text-lg font-semibold text-slate-100">Redlock groups</h1>
-        <span className="text-xs text-slate-500">
+        <span className="text-xs text-slate-400">
           votes count only nodes that answered; a cell marked ? is a node that did not
         </span>
       </div>
       {groups.length === 0 ? (
-        <p className="text-sm text-slate-500" data-testid="redlock-empty">
+        <p className="text-sm text-slate-400" data-testid="redlock-empty">
           {connection === "live"
             ? "No Redlock group is watched. Set REDLOCK_NODES (or redlockGroups in the config file) on an agent."
             : "Connecting to the dashboard…"}
@@ -53,14 +53,14 @@ function GroupSection({ group: g }: { group: GroupView }) {
           {counts.slow > 0 ? <span className="text-amber-300"> · {counts.slow} slow</span> : null}
           {counts.down > 0 ? <span className="text-rose-300"> · {counts.down} down</span> : null}
         </span>
-        <span className="text-xs text-slate-500">agent {g.agentId}</span>
+        <span className="text-xs text-slate-400">agent {g.agentId}</span>
         {quorumAtStake ? (
           <span className="rounded bg-rose-600 px-1.5 py-0.5 text-xs font-semibold text-white">
             fewer than {g.needed} nodes answering: no lock can have a quorum
           </span>
         ) : null}
         {g.status?.lastScanAt ? (
-          <span className="ml-auto text-xs text-slate-500">
+          <span className="ml-auto text-xs text-slate-400">
             polled in {g.status.lastScanMs ?? "?"} ms at <Time at={g.status.lastScanAt} />
           </span>
         ) : null}
@@ -68,7 +68,7 @@ function GroupSection({ group: g }: { group: GroupView }) {
       <NodeHealthStrip group={g} />
       <SkewLine skew={g.skew} />
       {g.rows.length === 0 ? (
-        <p className="rounded border border-slate-800 px-3 py-6 text-center text-sm text-slate-500">
+        <p className="rounded border border-slate-800 px-3 py-6 text-center text-sm text-slate-400">
           No lock held on this group right now.
         </p>
       ) : (

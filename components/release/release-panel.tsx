@@ -21,15 +21,26 @@ export function ReleasePanel({
   lock,
   heldMs,
   onResult,
+  held = true,
+  reason: liftedReason,
+  onReasonChange,
 }: {
+  /** The lock as last seen held: the page keeps the panel while the lock flips, so nothing typed is lost. */
   lock: Lock;
   heldMs: number;
   /** A real release's result, shown by the page: the panel goes away with the lock it freed. */
   onResult: (r: ReleaseResult) => void;
+  /** False while the lock is not held: the buttons are disabled and say why. */
+  held?: boolean;
+  /** The reason, when the page owns it (it outlives this panel); the panel keeps its own otherwise. */
+  reason?: string;
+  onReasonChange?: (reason: string) => void;
 }) {
   const session = useSession();
   const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState("");
+  const [ownReason, setOwnReason] = useState("");
+  const reason = liftedReason ?? ownReason;
+  const setReason = onReasonChange ?? setOwnReason;
   const [confirm, setConfirm] = useState("");
   const [plan, setPlan] = useState<ReleaseResult | null>(null);
   const [busy, setBusy] = useState(false);
@@ -64,13 +75,15 @@ export function ReleasePanel({
     return (
       <button
         type="button"
+        disabled={!held}
+        title={held ? undefined : "The lock is not held right now."}
         onClick={() => {
           setObservedOwner(lock.owner);
           setObservedSince(lock.since);
           setObservedFingerprint(lock.ownerFingerprint);
           setOpen(true);
         }}
-        className="rounded border border-rose-500/50 px-3 py-1 text-sm text-rose-300 hover:bg-rose-500/10"
+        className="rounded border border-rose-500/50 px-3 py-1 text-sm text-rose-300 hover:bg-rose-500/10 disabled:opacity-40"
       >
         Force release…
       </button>
@@ -80,8 +93,9 @@ export function ReleasePanel({
   const reasons = stalenessReasons(lock, heldMs);
   const ownerChanged =
     lock.owner !== observedOwner || lock.since !== observedSince || lock.ownerFingerprint !== observedFingerprint;
-  const dryBlocked = releaseBlocker({ busy, reason, confirmed: true, ownerChanged: false });
-  const releaseBlocked = releaseBlocker({ busy, reason, confirmed: confirm === lock.resource, ownerChanged });
+  const notHeld = !held;
+  const dryBlocked = releaseBlocker({ busy, reason, confirmed: true, ownerChanged: false, notHeld });
+  const releaseBlocked = releaseBlocker({ busy, reason, confirmed: confirm === lock.resource, ownerChanged, notHeld });
   const ready = releaseBlocked === null;
   return (
     <section className="space-y-3 rounded border border-rose-500/40 bg-rose-950/20 p-4" data-testid="release-panel">

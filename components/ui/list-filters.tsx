@@ -17,7 +17,7 @@ export function SearchFilter({
       onChange={(e) => onChange(e.target.value)}
       placeholder={placeholder}
       aria-label={label}
-      className="w-80 rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm placeholder:text-slate-500 focus:border-amber-400 focus:outline-none"
+      className="w-80 rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm placeholder:text-slate-400 focus:border-amber-400 focus:outline-none"
     />
   );
 }

@@ -14,7 +14,7 @@ export function QueuePanel({ lock }: { lock: Lock }) {
     <section data-testid="zk-queue-panel" className="space-y-2">
       <h2 className="text-sm font-semibold uppercase tracking-wide text-slate-400">
         Queue{" "}
-        <span className="font-normal normal-case text-slate-500">
+        <span className="font-normal normal-case text-slate-400">
           {lock.zookeeper.recipe} · {waiting.toLocaleString("en-US")} waiting · watches{" "}
           {lock.zookeeper.watchesObserved ? "observed" : "inferred"}
         </span>

@@ -80,7 +80,7 @@ function Edge({ node }: { node: ChainNode }) {
       </div>
       <span className={`mt-0.5 whitespace-nowrap ${e.text}`}>◂ {e.label}</span>
       {!node.waitsForPrevious && node.waitsFor ? (
-        <span className="max-w-full truncate text-slate-500" title={node.waitsFor}>
+        <span className="max-w-full truncate text-slate-400" title={node.waitsFor}>
           on {node.waitsFor}
         </span>
       ) : null}
@@ -132,34 +132,34 @@ function NodeCard({ node, model, now }: { node: ChainNode; model: ChainModel; no
         {node.node}
       </div>
       <dl className="mt-1 grid grid-cols-[3.5rem_1fr] gap-x-1 font-mono text-[11px] leading-4">
-        <dt className="font-sans text-slate-500">seq</dt>
+        <dt className="font-sans text-slate-400">seq</dt>
         <dd>{node.sequence ?? "—"}</dd>
-        <dt className="font-sans text-slate-500">session</dt>
+        <dt className="font-sans text-slate-400">session</dt>
         <dd className="truncate" title={node.session}>
           {node.session}
           {node.ephemeral ? "" : " (none)"}
         </dd>
-        <dt className="font-sans text-slate-500">host</dt>
+        <dt className="font-sans text-slate-400">host</dt>
         <dd className="truncate" title={node.host ?? "unknown"}>
           {node.host ?? "—"}
         </dd>
-        <dt className="font-sans text-slate-500">{node.role === "holder" ? "queued" : "waiting"}</dt>
+        <dt className="font-sans text-slate-400">{node.role === "holder" ? "queued" : "waiting"}</dt>
         <dd data-testid="zk-wait" data-ms={waitMs} className={long ? "text-amber-300" : ""}>
           {formatDuration(waitMs)}
         </dd>
-        <dt className="font-sans text-slate-500">recipe</dt>
+        <dt className="font-sans text-slate-400">recipe</dt>
         <dd className="truncate" title={model.recipe}>
           {model.recipe}
         </dd>
       </dl>
       {node.watchers.length > 0 ? (
         <div className="mt-1 flex flex-wrap items-center gap-1 font-mono text-[10px]">
-          <span className="font-sans text-slate-500">watched by</span>
+          <span className="font-sans text-slate-400">watched by</span>
           {shownWatchers.map((w) => (
             <WatcherChip key={w.session} w={w} />
           ))}
           {node.watchers.length > shownWatchers.length ? (
-            <span className="text-slate-500">+{node.watchers.length - shownWatchers.length}</span>
+            <span className="text-slate-400">+{node.watchers.length - shownWatchers.length}</span>
           ) : null}
         </div>
       ) : null}
@@ -216,7 +216,7 @@ export function WaitChain({ lock, now, headSize = DEFAULT_HEAD }: { lock: Lock; 
                 show {Math.min(100, model.moreAvailable)} more
               </button>
             ) : (
-              <span className="text-slate-500">
+              <span className="text-slate-400">
                 (the agent lists the first {model.waiters.length + model.holders.length})
               </span>
             )}

@@ -86,7 +86,7 @@ function ParentSection({ lock, now }: { lock: Lock; now: number }) {
         >
           watches {zk.watchesObserved ? "observed" : "inferred"}
         </span>
-        <span className="font-mono text-[11px] text-slate-500">{lock.source}</span>
+        <span className="font-mono text-[11px] text-slate-400">{lock.source}</span>
         <HazardBadges hazards={lock.hazards} />
       </div>
       <HazardLines hazards={lock.hazards} testId="zk-lock-hazard" />
@@ -171,7 +171,7 @@ export function ZookeeperView() {
         </button>
       ) : null}
       {parents.length === 0 ? (
-        <p className="px-3 py-8 text-center text-sm text-slate-500" data-testid="zk-empty">
+        <p className="px-3 py-8 text-center text-sm text-slate-400" data-testid="zk-empty">
           {connection !== "live"
             ? "Connecting to the dashboard…"
             : zkSources.length === 0

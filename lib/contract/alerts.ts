@@ -20,6 +20,12 @@ export interface AlertView {
   ackedAt: string | null;
   ackedBy: string | null;
   resolvedAt: string | null;
+  /** When the condition was last seen holding (to within 15 s); the raise time until then. */
+  lastSeenAt?: string;
+  /** How many times the condition appeared while this alert stayed open (a flapping lock is one alert). */
+  occurrences?: number;
+  /** The lock's holder when the condition was last seen (the first evidence names the one that raised it). */
+  latestHolder?: string | null;
 }
 
 export interface AlertsResponse {
@@ -47,8 +53,14 @@ export interface ResourceHistory {
   timeline: Array<{ owner: string | null; from: string; to: string | null; end: string | null }>;
 }
 
+/** What the History page ranks by: contention (acquisitions and takeovers), or what hurts. */
+export const RANK_BY = ["contention", "wait", "waiters", "takeovers", "no-ttl"] as const;
+export type RankBy = (typeof RANK_BY)[number];
+
 export interface TopContended {
   windowMs: number;
+  /** The ranking used (contention when none was asked). */
+  by?: RankBy;
   resources: Array<{
     resource: string;
     backend: string;
@@ -58,5 +70,14 @@ export interface TopContended {
     expiries: number;
     holdAvgMs: number | null;
     holdMaxMs: number | null;
+    /** Total and longest time contenders waited before acquiring (where the backend shows queues). */
+    waitMsTotal?: number;
+    waitMsMax?: number | null;
+    /** Acquisitions that had queued first: how many contenders had to wait. */
+    waited?: number;
+    /** Time held without any TTL in the window (held forever unless someone releases it). */
+    noTtlMs?: number;
   }>;
+  /** The whole fleet per hour (from the rollups): contention over time, not only a top list. */
+  hours?: Array<{ t: string; acquisitions: number; ownerChanges: number; expiries: number }>;
 }

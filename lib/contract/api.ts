@@ -50,6 +50,8 @@ export interface LockDetailResponse {
 
 export interface EventsResponse {
   events: LockEvent[];
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  nextCursor: string | null;
 }
 
 export interface ApiError {

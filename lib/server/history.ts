@@ -1,5 +1,5 @@
-import type { Distribution, ResourceHistory, TopContended } from "../contract/alerts";
-import type { LockEvent } from "../contract/lock";
+import type { Distribution, RankBy, ResourceHistory, TopContended } from "../contract/alerts";
+import type { Lock, LockEvent } from "../contract/lock";
 import type { ResourceHourRow } from "./store";
 
 /** Histogram bucket upper bounds (ms): from a fast mutex to a stuck job. */
@@ -92,8 +92,124 @@ export function resourceHistory(
   };
 }
 
+/** What hurts per lock in a window, from its raw events (pure): waiting, and holding without a TTL. */
+export interface LockHurt {
+  lockId: string;
+  resource: string;
+  backend: string;
+  waitMsTotal: number;
+  waitMsMax: number | null;
+  waited: number;
+  noTtlMs: number;
+}
+
+/**
+ * Per lock: how long contenders waited (waitedMs, recorded where a queue is visible) and how long it was held with
+ * no TTL at all (from an acquire without TTL to the holding's end, or to now while it lasts). Events in time order.
+ */
+export function hurtByLock(
+  events: readonly LockEvent[],
+  windowStartMs: number,
+  nowMs: number,
+  /** Locks held now: one without TTL whose acquire came before the window counts from the window's start. */
+  live: Iterable<Pick<Lock, "id" | "resource" | "backend" | "ttlMs" | "since" | "holders">> = [],
+): Map<string, LockHurt> {
+  const out = new Map<string, LockHurt>();
+  // The start of the current TTL-less holding per lock (per permit owner for semaphores).
+  const noTtlFrom = new Map<string, number>();
+  const of = (e: LockEvent) => {
+    let h = out.get(e.lockId);
+    if (!h) {
+      h = {
+        lockId: e.lockId,
+        resource: e.resource,
+        backend: e.backend,
+        waitMsTotal: 0,
+        waitMsMax: null,
+        waited: 0,
+        noTtlMs: 0,
+      };
+      out.set(e.lockId, h);
+    }
+    return h;
+  };
+  for (const e of events) {
+    const at = Date.parse(e.at);
+    const h = of(e);
+    const waited = e.detail?.waitedMs;
+    if (typeof waited === "number" && Number.isFinite(waited) && waited >= 0) {
+      h.waited++;
+      h.waitMsTotal += waited;
+      h.waitMsMax = Math.max(h.waitMsMax ?? 0, waited);
+    }
+    const holdKey = e.detail?.permit ? `${e.lockId}\u0000${e.owner ?? ""}` : e.lockId;
+    const open = noTtlFrom.get(holdKey);
+    if (ENDS.has(e.type) && open !== undefined) {
+      h.noTtlMs += Math.max(0, at - open);
+      noTtlFrom.delete(holdKey);
+    }
+    if ((e.type === "acquired" || e.type === "owner-changed") && e.ttlMs === null)
+      noTtlFrom.set(holdKey, Math.max(windowStartMs, at));
+  }
+  for (const l of live) {
+    // A semaphore's permits carry their own leases; only a plain holding without TTL counts here.
+    if (l.ttlMs !== null || l.holders || noTtlFrom.has(l.id)) continue;
+    if (!out.has(l.id))
+      out.set(l.id, {
+        lockId: l.id,
+        resource: l.resource,
+        backend: l.backend,
+        waitMsTotal: 0,
+        waitMsMax: null,
+        waited: 0,
+        noTtlMs: 0,
+      });
+    noTtlFrom.set(l.id, Math.max(windowStartMs, Date.parse(l.since)));
+  }
+  for (const [key, from] of noTtlFrom) {
+    const h = out.get(key.split("\u0000")[0]!);
+    if (h) h.noTtlMs += Math.max(0, nowMs - from);
+  }
+  return out;
+}
+
+const RANK: Record<RankBy, (r: TopContended["resources"][number]) => number> = {
+  contention: (r) => r.acquisitions + r.ownerChanges,
+  wait: (r) => r.waitMsTotal ?? 0,
+  waiters: (r) => r.waited ?? 0,
+  takeovers: (r) => r.ownerChanges,
+  "no-ttl": (r) => r.noTtlMs ?? 0,
+};
+
+/** The fleet's acquisitions, takeovers and expiries per hour from the rollups (pure), every hour of the window. */
+export function fleetHours(
+  rows: readonly ResourceHourRow[],
+  sinceMs: number,
+  nowMs: number,
+): NonNullable<TopContended["hours"]> {
+  const HOUR = 3_600_000;
+  const first = Math.floor(sinceMs / HOUR) * HOUR;
+  const hours = new Map<number, { t: string; acquisitions: number; ownerChanges: number; expiries: number }>();
+  for (let t = first; t <= nowMs; t += HOUR)
+    hours.set(t, { t: new Date(t).toISOString(), acquisitions: 0, ownerChanges: 0, expiries: 0 });
+  for (const r of rows) {
+    const h = hours.get(Math.floor(r.hour.getTime() / HOUR) * HOUR);
+    if (!h) continue;
+    h.acquisitions += r.acquisitions;
+    h.ownerChanges += r.ownerChanges;
+    h.expiries += r.expiries;
+  }
+  return [...hours.values()];
+}
+
 /** The most contended resources of a window from the hourly rollups (pure): ranked by acquisitions and takeovers. */
-export function topContended(rows: readonly ResourceHourRow[], windowMs: number, limit = 20): TopContended {
+export function topContended(
+  rows: readonly ResourceHourRow[],
+  windowMs: number,
+  limit = 20,
+  hurts?: ReadonlyMap<string, LockHurt>,
+  rankBy: RankBy = "contention",
+): TopContended {
   const by = new Map<string, TopContended["resources"][number] & { holdSum: number; holdCount: number }>();
   for (const r of rows) {
     let t = by.get(r.lockId);
@@ -119,12 +235,46 @@ export function topContended(rows: readonly ResourceHourRow[], windowMs: number,
     t.holdCount += r.holdCount;
     if (r.holdCount > 0) t.holdMaxMs = Math.max(t.holdMaxMs ?? 0, r.holdMsMax);
   }
+  // A lock that only waited or sat without TTL may have no rollup row in the window: it still ranks.
+  for (const h of hurts?.values() ?? []) {
+    if (by.has(h.lockId)) continue;
+    by.set(h.lockId, {
+      resource: h.resource,
+      backend: h.backend,
+      lockId: h.lockId,
+      acquisitions: 0,
+      ownerChanges: 0,
+      expiries: 0,
+      holdAvgMs: null,
+      holdMaxMs: null,
+      holdSum: 0,
+      holdCount: 0,
+    });
+  }
+  const score = RANK[rankBy];
   const resources = [...by.values()]
-    .map(({ holdSum, holdCount, ...t }) => ({
-      ...t,
-      holdAvgMs: holdCount > 0 ? Math.round(holdSum / holdCount) : null,
-    }))
-    .sort((a, b) => b.acquisitions + b.ownerChanges - (a.acquisitions + a.ownerChanges) || b.expiries - a.expiries)
+    .map(({ holdSum, holdCount, ...t }) => {
+      const h = hurts?.get(t.lockId);
+      return {
+        ...t,
+        holdAvgMs: holdCount > 0 ? Math.round(holdSum / holdCount) : null,
+        ...(hurts
+          ? {
+              waitMsTotal: h?.waitMsTotal ?? 0,
+              waitMsMax: h?.waitMsMax ?? null,
+              waited: h?.waited ?? 0,
+              noTtlMs: h?.noTtlMs ?? 0,
+            }
+          : {}),
+      };
+    })
+    .filter((r) => rankBy === "contention" || score(r) > 0)
+    .sort(
+      (a, b) =>
+        score(b) - score(a) ||
+        b.acquisitions + b.ownerChanges - (a.acquisitions + a.ownerChanges) ||
+        b.expiries - a.expiries,
+    )
     .slice(0, limit);
-  return { windowMs, resources };
+  return { windowMs, by: rankBy, resources };
 }

@@ -36,12 +36,17 @@ export interface ResourceHourRow {
 }
 import { parseDatabaseUrl, type DatabaseProvider } from "./database-url";
 import { isTakeover } from "./history";
+import type { AlertRefresh } from "./alerts/alert-refresh";
 
 export interface EventQuery {
   lockId?: string;
   resource?: string;
   backend?: string;
   since?: Date;
+  /** Only these event types. */
+  types?: string[];
+  /** Events strictly older than this one in the listing's order (newest first): the next page. */
+  before?: { at: Date; id: string };
   limit: number;
 }
 
@@ -88,6 +93,8 @@ export interface HistoryStore extends SessionStore {
   resolveAlert(id: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
   acknowledgeAlert(id: string, by: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
   listAlerts(q: { state?: string; limit: number }): Promise<AlertView[]>;
+  /** An open alert whose condition holds again: its latest message and when it was last seen; no webhook. */
+  refreshAlert(id: string, r: AlertRefresh): Promise<void>;
   dueDeliveries(now: Date, limit: number): Promise<PendingDelivery[]>;
   markDelivered(id: string, at: Date): Promise<void>;
   markFailed(id: string, error: string, nextAttemptAt: Date): Promise<void>;
@@ -161,8 +168,12 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
           ...(q.resource ? { resource: q.resource } : {}),
           ...(q.backend ? { backend: q.backend } : {}),
           ...(q.since ? { at: { gte: q.since } } : {}),
+          ...(q.types ? { type: { in: q.types } } : {}),
+          // Several events share a millisecond (a release and the next acquire seen in one read): the id breaks
+          // the tie, so a page boundary between them neither skips nor repeats one.
+          ...(q.before ? { OR: [{ at: { lt: q.before.at } }, { at: q.before.at, id: { lt: q.before.id } }] } : {}),
         },
-        orderBy: [{ at: "desc" }, { receivedAt: "desc" }],
+        orderBy: [{ at: "desc" }, { id: "desc" }],
         take: q.limit,
       });
       return rows.map(fromRow);
@@ -233,6 +244,19 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
         return tx.alert.findUnique({ where: { id } });
       });
       return row ? alertFromRow(row) : null;
+    },
+    async refreshAlert(id, r) {
+      await prisma.$transaction(async (tx) => {
+        const row = await tx.alert.findUnique({ where: { id }, select: { evidence: true } });
+        if (!row) return;
+        // Kept inside the evidence JSON rather than new columns: no migration for the two stores, and the evidence
+        // is what an operator reads anyway. The first raise's events stay as they were.
+        const evidence = { ...parseEvidence(row.evidence), seen: { ...r } };
+        await tx.alert.updateMany({
+          where: { id, state: { in: ["open", "acknowledged"] } },
+          data: { message: r.message, severity: r.severity, evidence: JSON.stringify(evidence) },
+        });
+      });
     },
     async listAlerts(q) {
       const rows = await prisma.alert.findMany({
@@ -508,15 +532,23 @@ async function addOutbox(tx: Tx, alertId: string, items: OutboxItem[]): Promise<
   });
 }
 
-function alertFromRow(r: AlertRow): AlertView {
-  let evidence: Record<string, unknown> = {};
+function parseEvidence(raw: string): Record<string, unknown> {
   try {
-    evidence = JSON.parse(r.evidence) as Record<string, unknown>;
+    const parsed: unknown = JSON.parse(raw);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   } catch {
-    evidence = {};
+    return {};
   }
+}
+
+function alertFromRow(r: AlertRow): AlertView {
+  const { seen, ...evidence } = parseEvidence(r.evidence);
+  const s = (seen ?? {}) as Partial<AlertRefresh>;
   return {
     ...r,
+    lastSeenAt: typeof s.lastSeenAt === "string" ? s.lastSeenAt : r.raisedAt.toISOString(),
+    occurrences: typeof s.occurrences === "number" ? s.occurrences : 1,
+    latestHolder: typeof s.latestHolder === "string" ? s.latestHolder : null,
     severity: r.severity as Severity,
     state: r.state as AlertState,
     backend: r.backend as Backend | null,

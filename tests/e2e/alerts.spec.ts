@@ -52,5 +52,5 @@ test("the history chart of a contended lock shows its acquisitions and holders",
 
   await page.getByRole("link", { name: "History" }).click();
   await expect(page.getByTestId("top-row").filter({ hasText: key })).toBeVisible();
-  await expect(page.getByTestId("top-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
+  await expect(page.getByTestId("fleet-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
 });

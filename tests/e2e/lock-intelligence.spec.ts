@@ -35,7 +35,7 @@ test("a Redisson fair lock shows its library, holder details, queued waiters and
   // The companion keys are folded into the lock, not listed as locks of their own.
   await expect(page.getByTestId("lock-row").filter({ hasText: "redisson_lock_queue" })).toHaveCount(0);
   await row.getByRole("link").click();
-  await expect(page.getByText(`Holder clientId`)).toBeVisible();
+  await expect(page.getByText(`Holder: client id`)).toBeVisible();
   await expect(page.locator("dd").filter({ hasText: CLIENT }).first()).toBeVisible();
   await expect(page.locator("dd").filter({ hasText: /^57$/ })).toBeVisible();
   await expect(page.getByTestId("waiters")).toContainText("1f7c1d7e-0000-4000-8000-000000000001:12");

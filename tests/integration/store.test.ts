@@ -123,6 +123,22 @@ describe.each(setups)("history store on $name", (setup) => {
       () => [{ url: "http://127.0.0.1:9/hook", kind: "raised", body: "{}" }],
     );
     expect((await store.openAlerts()).map((x) => x.id)).toEqual([a.id]);
+    expect(a).toMatchObject({ occurrences: 1, lastSeenAt: a.raisedAt, latestHolder: null, evidence: { events: [] } });
+    const seenAt = new Date(Date.parse(a.raisedAt) + 20_000).toISOString();
+    await store.refreshAlert(a.id, {
+      message: "m2",
+      severity: "critical",
+      lastSeenAt: seenAt,
+      occurrences: 2,
+      latestHolder: "driver-3",
+    });
+    expect((await store.openAlerts())[0]).toMatchObject({
+      message: "m2",
+      occurrences: 2,
+      lastSeenAt: seenAt,
+      latestHolder: "driver-3",
+      evidence: { events: [] },
+    });
     expect(await store.acknowledgeAlert(a.id, "op", new Date(), [])).toMatchObject({
       state: "acknowledged",
       ackedBy: "op",
@@ -158,6 +174,29 @@ describe.each(setups)("history store on $name", (setup) => {
     expect(
       await store.listEvents({ resource: "orders:42", since: new Date("2026-12-01T08:15:30.008Z"), limit: 5 }),
     ).toEqual([]);
+  });
+
+  it("pages a lock's history newest first with a cursor that neither skips nor repeats same-millisecond events", async () => {
+    const t0 = Date.parse("2026-12-01T09:00:00.000Z");
+    // Five events, two pairs sharing a millisecond (a release and the next acquire seen in one read).
+    const times = [t0, t0 + 1000, t0 + 1000, t0 + 2000, t0 + 2000];
+    const events = times.map((ms, i): LockEvent => ({
+      ...ev(`page-${i}`, i % 2 === 0 ? "acquired" : "released", "PG"),
+      at: new Date(ms).toISOString(),
+    }));
+    await store.saveEvents(events);
+    const seen: string[] = [];
+    let before: { at: Date; id: string } | undefined;
+    for (let page = 0; page < 5; page++) {
+      const rows = await store.listEvents({ lockId: "PG", limit: 2, before });
+      if (rows.length === 0) break;
+      seen.push(...rows.map((r) => r.id));
+      const last = rows[rows.length - 1]!;
+      before = { at: new Date(last.at), id: last.id };
+    }
+    expect(seen).toEqual(["page-4", "page-3", "page-2", "page-1", "page-0"]);
+    const released = await store.listEvents({ lockId: "PG", limit: 10, types: ["released"] });
+    expect(released.map((r) => r.id)).toEqual(["page-3", "page-1"]);
   });
 
   // Two dashboards on PostgreSQL; on SQLite (one dashboard per file) two agents' batches on the one dashboard.

@@ -5,11 +5,16 @@ import { AlertEngine } from "../../lib/server/alerts/alert-engine";
 import { DEFAULT_ALERT_RULES } from "../../lib/server/alerts/rules";
 import type { LiveState } from "../../lib/server/live-state";
 import type { HistoryStore, NewAlert, OutboxItem } from "../../lib/server/store";
+import type { AlertRefresh } from "../../lib/server/alerts/alert-refresh";
 
 /** The two narrow pieces the engine reads and writes, faked: live locks and an in-memory alert table. */
 function setup() {
   let locks: Lock[] = [];
-  const live = { rawLocks: () => locks, sources: (): SourceStatus[] => [], lock: () => null } as unknown as LiveState;
+  const live = {
+    rawLocks: () => locks,
+    sources: (): SourceStatus[] => [],
+    lock: (id: string) => locks.find((l) => l.id === id) ?? null,
+  } as unknown as LiveState;
   const alerts: AlertView[] = [];
   const outbox: OutboxItem[] = [];
   const store = {
@@ -30,6 +35,12 @@ function setup() {
       alerts.push(view);
       outbox.push(...ob(view.id));
       return view;
+    },
+    refreshAlert: async (id: string, r: AlertRefresh) => {
+      Object.assign(
+        alerts.find((x) => x.id === id)!,
+        r,
+      );
     },
     resolveAlert: async (id: string, at: Date, ob: OutboxItem[]) => {
       const a = alerts.find((x) => x.id === id)!;
@@ -96,5 +107,45 @@ describe("AlertEngine", () => {
     expect((await t.engine.evaluate()).resolved.map((a) => a.id)).toEqual(["A1"]);
     expect(t.alerts).toHaveLength(1);
     expect(t.outbox.map((o) => o.kind)).toEqual(["raised", "resolved"]);
+  });
+
+  it("a flapping takeover stays one alert that names its latest holder and counts its occurrences", async () => {
+    const t = setup();
+    const takeover = (owner: string, from: string): Lock => ({
+      ...noTtl,
+      owner,
+      ttlMs: 10_000,
+      hazards: [
+        {
+          code: "expired-while-held",
+          severity: "critical",
+          message: `Took over from ${from} whose lease had run out.`,
+        },
+      ],
+    });
+    t.setLocks([takeover("driver-2", "driver-1")]);
+    await t.engine.evaluate();
+    t.setLocks([]);
+    t.advance(1000);
+    await t.engine.evaluate();
+    t.setLocks([takeover("driver-3", "driver-2")]);
+    t.advance(1000);
+    expect(await t.engine.evaluate()).toEqual({ raised: [], resolved: [] });
+    expect(t.alerts).toHaveLength(1);
+    expect(t.alerts[0]).toMatchObject({
+      message: "Took over from driver-2 whose lease had run out.",
+      latestHolder: "driver-3",
+      occurrences: 2,
+      lastSeenAt: new Date(1_002_000).toISOString(),
+    });
+    // Unchanged and seen again soon after: no write; 15 s later "last seen" moves on.
+    t.advance(1000);
+    await t.engine.evaluate();
+    expect(t.alerts[0]!.lastSeenAt).toBe(new Date(1_002_000).toISOString());
+    t.advance(15_000);
+    await t.engine.evaluate();
+    expect(t.alerts[0]).toMatchObject({ lastSeenAt: new Date(1_018_000).toISOString(), occurrences: 2 });
+    // Only the raise went to webhooks: a refresh is not a new alert.
+    expect(t.outbox.map((o) => o.kind)).toEqual(["raised"]);
   });
 });

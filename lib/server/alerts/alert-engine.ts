@@ -1,6 +1,7 @@
 import type { AlertView } from "../../contract/alerts";
 import type { LiveState } from "../live-state";
 import type { HistoryStore } from "../store";
+import { alertRefresh } from "./alert-refresh";
 import { evaluateConditions, type AlertRulesConfig } from "./rules";
 import { outboxFor, type WebhookTarget } from "./webhooks";
 
@@ -60,7 +61,16 @@ export class AlertEngine {
     const active = new Set(conditions.map((c) => c.key));
     const changes: AlertChanges = { raised: [], resolved: [] };
     for (const c of conditions) {
-      if (openKeys.has(c.key)) continue;
+      const already = openKeys.get(c.key);
+      if (already) {
+        // Still (or again) true: keep the message current (a flapping takeover names its latest holder) and count
+        // a return after a clear spell as one more occurrence of this alert.
+        const reappeared = this.clearSince.has(c.key);
+        const holder = c.lockId ? (live.lock(c.lockId)?.owner ?? null) : null;
+        const refresh = alertRefresh(already, c, holder, now, reappeared);
+        if (refresh) await store.refreshAlert(already.id, refresh);
+        continue;
+      }
       const recent = c.lockId ? await store.listEvents({ lockId: c.lockId, limit: 10 }) : [];
       const evidence = {
         events: recent.map((e) => ({

@@ -1,4 +1,5 @@
-import { resourceHistory, topContended } from "../history";
+import { RANK_BY, type RankBy } from "../../contract/alerts";
+import { fleetHours, hurtByLock, resourceHistory, topContended } from "../history";
 import { LOCK_ID } from "./read-api";
 import { fail, requireRole, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
 
@@ -28,15 +29,34 @@ export async function lockHistory(req: ApiRequest, deps: ApiDeps, lockId: string
   return { status: 200, body: resourceHistory(resource, events, windowMs, now) };
 }
 
-/** GET /api/history/top?window=24h: the most contended resources across all backends. */
+/**
+ * GET /api/history/top?window=24h&by=contention|wait|waiters|takeovers|no-ttl: the resources that hurt most across
+ * all backends, ranked as asked, and the fleet's contention per hour.
+ */
 export async function topHistory(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const denied = requireRole(req, "viewer");
   if (denied) return denied;
   const windowMs = windowOf(req);
   if (windowMs === null) return fail(400, `window must be one of ${Object.keys(WINDOWS).join(", ")}`);
+  const by = req.url.searchParams.get("by") ?? "contention";
+  if (!(RANK_BY as readonly string[]).includes(by))
+    return { status: 400, body: { error: `by must be one of ${RANK_BY.join(", ")}`, param: "by" } };
+  const now = Date.now();
   // Rollups are hourly: the window starts at the top of its first hour.
-  const since = new Date(Math.floor((Date.now() - windowMs) / 3_600_000) * 3_600_000);
-  return { status: 200, body: topContended(await deps.store.hourlyRollups(since), windowMs) };
+  const since = new Date(Math.floor((now - windowMs) / 3_600_000) * 3_600_000);
+  const rows = await deps.store.hourlyRollups(since);
+  // Waiting and TTL-less holding are not in the rollups: read from the window's raw events (bounded).
+  const events = await deps.store.eventsInWindow({
+    since: new Date(now - windowMs),
+    types: ["acquired", "owner-changed", "released", "expired", "lost"],
+    limit: MAX_EVENTS,
+  });
+  const hurts = hurtByLock(events, now - windowMs, now, deps.live.rawLocks());
+  const body = {
+    ...topContended(rows, windowMs, 20, hurts, by as RankBy),
+    hours: fleetHours(rows, since.getTime(), now),
+  };
+  return { status: 200, body };
 }
 
 /** GET /api/metrics: Prometheus text format (scrape with a viewer token). */

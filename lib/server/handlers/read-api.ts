@@ -6,6 +6,7 @@ import type {
   LocksResponse,
 } from "../../contract/api";
 import { BACKENDS, isBackend } from "../../contract/lock";
+import { decodeEventCursor, encodeEventCursor, parseEventTypes } from "../event-cursor";
 import { currentLock } from "../lock-index";
 import { parseLockQuery } from "../lock-query";
 import { fail, type ApiAnswer, type ApiDeps, type ApiRequest } from "./types";
@@ -107,6 +108,10 @@ export function parseSince(raw: string | null): Date | undefined | string {
   return Number.isNaN(since.getTime()) ? "since must be an ISO time or epoch milliseconds" : since;
 }
 
+/**
+ * GET /api/events: stored history, newest first, one page. `type` narrows to event types (comma-separated);
+ * `before` is the previous page's nextCursor.
+ */
 export async function listEvents(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const p = req.url.searchParams;
   const limit = parseLimit(p.get("limit"), 100);
@@ -117,14 +122,25 @@ export async function listEvents(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   if (backend && !isBackend(backend)) {
     return fail(400, `backend must be one of ${BACKENDS.join(", ")}`);
   }
+  const types = parseEventTypes(p.get("type"));
+  if (typeof types === "string") return { status: 400, body: { error: types, param: "type" } };
+  const rawBefore = p.get("before");
+  const before = rawBefore ? decodeEventCursor(rawBefore) : undefined;
+  if (typeof before === "string") return { status: 400, body: { error: before, param: "before" } };
+  // One more than asked: whether a next page exists, without a count over the whole table.
+  const rows = await deps.store.listEvents({
+    resource: p.get("resource") ?? undefined,
+    lockId: p.get("lockId") ?? undefined,
+    backend,
+    since,
+    types,
+    before,
+    limit: limit + 1,
+  });
+  const events = rows.slice(0, limit);
   const body: EventsResponse = {
-    events: await deps.store.listEvents({
-      resource: p.get("resource") ?? undefined,
-      lockId: p.get("lockId") ?? undefined,
-      backend,
-      since,
-      limit,
-    }),
+    events,
+    nextCursor: rows.length > limit ? encodeEventCursor(events[events.length - 1]!) : null,
   };
   return { status: 200, body };
 }
