@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import type { Principal } from "./auth/authenticator";
 import { isJsonContentType } from "./content-type";
+import { auditRefusedReleaseBody, releasePathLockId } from "./handlers/release-api";
 import { routeApi } from "./handlers/router";
 import type { ApiAnswer, ApiDeps, ApiRequest } from "./handlers/types";
 
@@ -253,11 +254,28 @@ export function createHttpHandler(deps: ApiDeps, pages: PageHandler | null, log:
       if (!decodablePath(url.pathname)) {
         return send(res, { status: 400, body: { error: "the path is not valid percent-encoding (UTF-8)" } });
       }
+      // A release refused here (its body never read) is still an attempt with an actor: audited (release-api.ts).
+      const releaseId = releasePathLockId(url.pathname);
+      const auditRefusal = (message: string) => {
+        if (releaseId === null || !principal) return;
+        auditRefusedReleaseBody(
+          deps,
+          { principal, clientAddress: req.socket.remoteAddress ?? "" },
+          releaseId,
+          message,
+        ).catch((err: unknown) =>
+          log(`could not audit a refused release: ${err instanceof Error ? err.message : String(err)}`),
+        );
+      };
       if (hasBody(req) || req.headers["content-type"] !== undefined) {
         if (!isJsonContentType(req.headers["content-type"])) {
+          auditRefusal("the body was not sent as Content-Type: application/json (415)");
           return send(res, { status: 415, body: { error: "send the body as Content-Type: application/json" } });
         }
-        if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) return refuseTooLarge(req, res);
+        if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) {
+          auditRefusal(`the body was larger than ${MAX_BODY} bytes (413)`);
+          return refuseTooLarge(req, res);
+        }
       }
       const body: Promise<string> = hasBody(req) ? readBody(req) : Promise.resolve("");
       // The body is read (bounded) whether or not the route wants it, so an oversized one is always a 413.
@@ -284,7 +302,10 @@ export function createHttpHandler(deps: ApiDeps, pages: PageHandler | null, log:
         await body;
         answer = await routeApi(apiReq, deps);
       } catch (err) {
-        if (err instanceof HttpError && err.status === 413) return refuseTooLarge(req, res);
+        if (err instanceof HttpError && err.status === 413) {
+          auditRefusal(`the body was larger than ${MAX_BODY} bytes (413)`);
+          return refuseTooLarge(req, res);
+        }
         if (err instanceof HttpError) return send(res, { status: err.status, body: { error: err.message } }, accept);
         log(`API error on ${url.pathname}: ${err instanceof Error ? err.message : String(err)}`);
         return send(res, { status: 500, body: { error: "internal error; see the dashboard log" } }, accept);

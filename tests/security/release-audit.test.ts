@@ -147,6 +147,33 @@ describe("every release attempt by a known actor is audited", () => {
   });
 });
 
+describe("release attempts refused at the HTTP entrance are audited too", () => {
+  it("a body that is not JSON (415) or over the limit (413) leaves a row naming the actor, and deletes nothing", async () => {
+    const key = "sec:lock:audit-entrance";
+    await redis.client().set(key, "owner-4", "PX", 120_000);
+    const lock = await seen(key);
+    const path = `/api/locks/${lock.id}/release`;
+    const before = await audit();
+    const plain = await dashboard.request(
+      path,
+      { method: "POST", headers: { "content-type": "text/plain" }, body: "expectedOwner=owner-4" },
+      "operator",
+    );
+    expect(plain.status).toBe(415);
+    const huge = await post(path, JSON.stringify({ reason: "x".repeat(70 * 1024) }));
+    expect(huge.status).toBe(413);
+    expect(await redis.client().get(key)).toBe("owner-4");
+    let rows: AuditEntryView[] = [];
+    await waitFor("two audit rows", async () => (rows = (await newRows(before)).reverse()).length === 2);
+    expect(rows.map((r) => [r.actor, r.outcome, r.lockId, r.resource])).toEqual([
+      ["test-operator", "rejected", lock.id, key],
+      ["test-operator", "rejected", lock.id, key],
+    ]);
+    expect(rows[0]!.message).toContain("415");
+    expect(rows[1]!.message).toContain("413");
+  });
+});
+
 describe("alert acknowledgements are audited", () => {
   it("records the acknowledgement, the refused attempts and a second acknowledgement", async () => {
     const key = "sec:lock:never-expires";

@@ -183,3 +183,45 @@ function statusFor(result: ReleaseResult, _lock: Lock): number {
       return 200;
   }
 }
+
+/** `/api/locks/<id>/release`: the lock id of a release path, or null for any other path. */
+export function releasePathLockId(pathname: string): string | null {
+  const m = /^\/api\/locks\/([^/]+)\/release\/?$/.exec(pathname);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return m[1]!;
+  }
+}
+
+/**
+ * A release attempt refused at the HTTP entrance, before its body was read (not JSON: 415; over the size limit:
+ * 413). It reached the release endpoint with an identifiable actor, so it is audited like any other refusal.
+ */
+export async function auditRefusedReleaseBody(
+  deps: Pick<ApiDeps, "store" | "live">,
+  req: Pick<ApiRequest, "principal" | "clientAddress">,
+  lockId: string,
+  message: string,
+): Promise<void> {
+  if (!req.principal) return; // no actor: answered 401-free refusals are not audited (see releaseLock)
+  const lock = LOCK_ID.test(lockId) ? deps.live.lock(lockId) : undefined;
+  await deps.store.addAudit({
+    actor: req.principal.name,
+    role: req.principal.role,
+    via: req.principal.via,
+    action: "force-release",
+    lockId: lockId.slice(0, AUDIT_ID_CHARS),
+    backend: lock?.backend ?? null,
+    source: lock?.source ?? null,
+    resource: lock?.resource ?? null,
+    observedOwner: null,
+    reason: "",
+    dryRun: false,
+    outcome: "rejected",
+    message: message.slice(0, AUDIT_TEXT_CHARS),
+    perNode: [],
+    clientAddress: req.clientAddress,
+  });
+}
