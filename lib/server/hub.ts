@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from "node:http";
+import type { IncomingHttpHeaders, Server as HttpServer } from "node:http";
 import type { Server, ServerOptions } from "socket.io";
 import {
   AGENT_NAMESPACE,
@@ -27,6 +27,9 @@ import type { HistoryStore } from "./store";
  * show and get those views' changes (never the whole state). An agent's message is acknowledged only after its
  * events are committed to the store.
  */
+/** How often open browser sockets are checked against the session records. */
+const SOCKET_RECHECK_MS = 1000;
+
 export function attachHub(
   http: HttpServer,
   deps: {
@@ -150,12 +153,23 @@ export function attachHub(
   });
 
   // Browsers: the same session cookie as the pages (or a bearer token in the handshake for scripts).
-  ui.use((socket, next) => {
+  const credentials = (socket: { handshake: { auth: unknown }; request: { headers: IncomingHttpHeaders } }) => {
     const token = (socket.handshake.auth as { token?: unknown }).token;
-    const headers = typeof token === "string" ? { authorization: `Bearer ${token}` } : socket.request.headers;
-    if (!deps.auth.fromHeaders(headers)) return next(new Error("unauthorised: sign in first"));
+    return typeof token === "string" ? { authorization: `Bearer ${token}` } : socket.request.headers;
+  };
+  ui.use((socket, next) => {
+    if (!deps.auth.fromHeaders(credentials(socket))) return next(new Error("unauthorised: sign in first"));
     next();
   });
+  // An open live socket is checked again every second against the session records (which follow logouts, removed
+  // users and changed roles on every dashboard): a revoked session stops receiving live data within a second.
+  const recheck = setInterval(() => {
+    for (const socket of ui.sockets.values()) {
+      if (!deps.auth.fromHeaders(credentials(socket))) socket.disconnect(true);
+    }
+  }, SOCKET_RECHECK_MS);
+  recheck.unref();
+  io.on("close", () => clearInterval(recheck));
 
   ui.on("connection", (socket) => {
     socket.emit("sources:state", { generatedAt: new Date().toISOString(), sources: deps.live.sources() });

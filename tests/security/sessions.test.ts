@@ -105,6 +105,31 @@ describe("server-side sessions", () => {
     });
   });
 
+  it("a live socket already open on either dashboard is closed within seconds of the logout", async () => {
+    const s = await signIn(a, "carol");
+    await waitFor("B to accept the socket", async () => (await uiHandshake(b, s.cookie)) === "connected", {
+      timeoutMs: 3000,
+    });
+    const open = (d: Dashboard) =>
+      new Promise<{ closed: Promise<string> }>((resolve, reject) => {
+        const socket = io(`${d.url}${UI_NAMESPACE}`, {
+          extraHeaders: { cookie: s.cookie },
+          transports: ["websocket"],
+          reconnection: false,
+        });
+        const closed = new Promise<string>((r) => socket.on("disconnect", (reason) => r(reason)));
+        socket.on("connect", () => resolve({ closed }));
+        socket.on("connect_error", reject);
+      });
+    const [onA, onB] = [await open(a), await open(b)];
+    expect((await logout(a, s)).status).toBe(200);
+    const within = (p: Promise<string>) =>
+      Promise.race([p, new Promise<string>((r) => setTimeout(() => r("still open after 5 s"), 5000))]);
+    // Closed by the server (socket.io reports "io server disconnect"), not by the test.
+    expect(await within(onA.closed)).toBe("io server disconnect");
+    expect(await within(onB.closed)).toBe("io server disconnect");
+  });
+
   it("after logout the old cookie is refused (401), on this dashboard at once and on the other within 2 s", async () => {
     const s = await signIn(a, "carol");
     expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(200);
