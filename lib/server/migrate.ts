@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import Database from "better-sqlite3";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -43,6 +44,9 @@ export function applyMigrations(databaseUrl: string, root: string): void {
   // Prisma runs in the project root; a relative file: URL means the dashboard's working directory, as for the store.
   const file = databaseFilePath(databaseUrl, process.cwd());
   if (file) ensureDatabaseFolder(file);
+  // Nothing new to apply (a restart, a second dashboard on the same file): Prisma's engine is not started at all. It
+  // cannot open a database in WAL mode while another process has it open, or with a -wal file a crash left behind.
+  if (file && pendingSqliteMigrations(file, path.join(root, "prisma", "migrations")).length === 0) return;
   const url = file ? `file:${file}` : databaseUrl;
   try {
     execFileSync(process.execPath, [cli, "migrate", "deploy"], {
@@ -90,3 +94,29 @@ function findProjectRoot(): string {
 }
 
 export const projectRoot = findProjectRoot();
+
+/**
+ * Committed migrations (folders of prisma/migrations) not yet recorded as finished in the database's
+ * _prisma_migrations table, read with better-sqlite3 (which shares WAL with the store). All of them when the file or
+ * the table does not exist yet, or cannot be read: then `prisma migrate deploy` decides, and reports what is wrong.
+ */
+export function pendingSqliteMigrations(file: string, migrationsDir: string): string[] {
+  const committed = readdirSync(migrationsDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  if (!existsSync(file)) return committed;
+  let db: InstanceType<typeof Database> | null = null;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const rows = db
+      .prepare("SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL")
+      .all() as Array<{ migration_name: string }>;
+    const done = new Set(rows.map((r) => r.migration_name));
+    return committed.filter((m) => !done.has(m));
+  } catch {
+    return committed;
+  } finally {
+    db?.close();
+  }
+}

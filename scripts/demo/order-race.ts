@@ -10,11 +10,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Redis } from "ioredis";
 import type Redlock from "redlock";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rand = (min: number, max: number) => min + Math.floor(Math.random() * (max - min));
-const compareAndDelete = loadLua("compare-and-delete").lua;
+/** The application's own safe release, as the textbook (and the seeds) write it: delete only our own token. */
+const compareAndDelete = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`;
 const DRIVERS = ["driver-1", "driver-2", "driver-3", "driver-4", "driver-5"];
 const SLOW_DRIVER = "driver-4";
 
@@ -82,13 +82,11 @@ async function board(grab: Grab, work: (driver: string) => number, stopped: () =
 export function startOrderRace(redis: Redis, redlock: Redlock | null): { stop(): void } {
   let stopped = false;
   const isStopped = () => stopped;
-  // The slow driver outlives its 4 s lease on every other order it wins: the next racer takes the order meanwhile.
-  let slowTurn = 0;
-  const textbookWork = (d: string) => (d === SLOW_DRIVER && slowTurn++ % 2 === 0 ? 7000 : rand(1500, 3000));
-  void board(textbook(redis, "orders:grab-lock:1042", 4000), textbookWork, isStopped);
-  // A second racer keeps trying the textbook order while the slow driver works past its lease.
+  const order = "orders:grab-lock:1042";
+  void board(textbook(redis, order, 4000), () => rand(1500, 3000), isStopped);
+  // Another racer keeps trying the same order every half second, as impatient drivers do.
   void (async () => {
-    const grab = textbook(redis, "orders:grab-lock:1042", 4000);
+    const grab = textbook(redis, order, 4000);
     while (!stopped) {
       const release = await grab(DRIVERS[rand(0, DRIVERS.length)]!).catch(() => null);
       if (release) {
@@ -96,6 +94,22 @@ export function startOrderRace(redis: Redis, redlock: Redlock | null): { stop():
         await release().catch(() => false);
       }
       await sleep(500);
+    }
+  })();
+  // Every 20 s the slow driver gets an order and works 7 s on a 4 s lease: the lock expires under it and another
+  // driver takes the order while it still works (the takeover hazard); its release then finds another token.
+  void (async () => {
+    const grab = textbook(redis, order, 4000);
+    while (!stopped) {
+      await sleep(20_000);
+      let release: (() => Promise<boolean>) | null = null;
+      while (!stopped && !release) {
+        release = await grab(SLOW_DRIVER).catch(() => null);
+        if (!release) await sleep(100);
+      }
+      if (!release) break;
+      await sleep(7000);
+      await release().catch(() => false);
     }
   })();
   void board(redisson(redis, "orders:grab-lock:1043"), () => rand(2000, 6000), isStopped);

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { expect, test } from "@playwright/test";
 import { Redis } from "ioredis";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { signIn } from "./sign-in";
 
 const baseUrl = () => process.env.E2E_BASE_URL!;
@@ -9,7 +8,11 @@ let redis: Redis;
 
 test.beforeAll(() => {
   redis = new Redis({ host: "127.0.0.1", port: Number(process.env.E2E_REDIS_PORT), maxRetriesPerRequest: 1 });
-  redis.defineCommand("releaseLock", loadLua("compare-and-delete"));
+  // The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead).
+  redis.defineCommand("releaseLock", {
+    numberOfKeys: 1,
+    lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+  });
 });
 
 test.afterAll(() => redis.disconnect());

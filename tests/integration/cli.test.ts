@@ -49,14 +49,19 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
 
 async function idOf(resource: string): Promise<string> {
   let id = "";
-  await waitFor(`${resource} listed by lockscope locks`, async () => {
-    const r = await cli(["locks", "--json", "--query", resource]);
-    const lock = (JSON.parse(r.stdout) as { locks: Array<{ id: string; resource: string }> }).locks.find(
-      (l) => l.resource === resource,
-    );
-    id = lock?.id ?? "";
-    return id !== "";
-  });
+  await waitFor(
+    `${resource} listed by lockscope locks`,
+    async () => {
+      const r = await cli(["locks", "--json", "--query", resource]);
+      const lock = (JSON.parse(r.stdout) as { locks: Array<{ id: string; resource: string }> }).locks.find(
+        (l) => l.resource === resource,
+      );
+      id = lock?.id ?? "";
+      return id !== "";
+      // Each try starts a CLI process (and the first lock waits for the agent's first poll): slow on a loaded machine.
+    },
+    { timeoutMs: 30_000 },
+  );
   return id;
 }
 

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EventsResponse, HealthResponse } from "../../lib/contract/api";
 import type { LockEventType } from "../../lib/contract/lock";
-import { loadLua } from "../../agent/sources/redis/lua-scripts";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startRedisStack, stopStack, waitFor, type Dashboard, type Proc } from "../harness/stack";
+
+/** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
+const APP_RELEASE = {
+  numberOfKeys: 1,
+  lua: 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end',
+};
 
 let redis: RedisServer;
 // Declared `let` because the restart test replaces the server with a new one on the same port.
@@ -35,7 +40,7 @@ async function waitForEvents(resource: string, want: LockEventType[]): Promise<v
 describe("a textbook lock through its whole life, seen by a real agent against a real redis-server", () => {
   it("reports acquired, renewed, owner-changed, released (compare-and-delete) and expired", async () => {
     const c = redis.client();
-    c.defineCommand("releaseLock", loadLua("compare-and-delete"));
+    c.defineCommand("releaseLock", APP_RELEASE);
     const release = (k: string, t: string) =>
       (c as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
     const key = `${prefix}:lock:orders`;
@@ -62,7 +67,8 @@ describe("a textbook lock through its whole life, seen by a real agent against a
     expect(after.locks.find((l) => l.resource === key)).toBeUndefined();
 
     const short = `${prefix}:lock:short`;
-    await c.set(short, "token-C", "PX", 700, "NX");
+    // Long enough to be found by the paced SCAN first on a loaded machine (no BCAST prefix or notification names it).
+    await c.set(short, "token-C", "PX", 2000, "NX");
     await waitForEvents(short, ["acquired", "expired"]);
   });
 

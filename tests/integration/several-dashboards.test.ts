@@ -1,7 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertsResponse } from "../../lib/contract/alerts";
-import type { LocksResponse } from "../../lib/contract/api";
 import type { ReleaseResult } from "../../lib/contract/release";
 import { scriptProcess } from "../../bench/support/processes";
 import { freePort } from "../harness/ports";
@@ -63,7 +62,7 @@ async function query<T extends pg.QueryResultRow>(sql: string, params: unknown[]
   }
 }
 
-const locksOn = async (d: Dashboard) => (await d.get<LocksResponse>("/api/locks")).locks;
+const locksOn = async (d: Dashboard) => (await d.allLocks()).locks;
 
 describe("several dashboards sharing live state through Redis", () => {
   it("shows the agent's locks on the dashboard it is not connected to", async () => {

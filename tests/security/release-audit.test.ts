@@ -4,7 +4,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertsResponse } from "../../lib/contract/alerts";
-import type { LocksResponse } from "../../lib/contract/api";
 import type { Lock } from "../../lib/contract/lock";
 import type { AuditEntryView, ReleaseResult } from "../../lib/contract/release";
 import type { RedisServer } from "../harness/redis";
@@ -25,7 +24,7 @@ type Role = "viewer" | "operator" | "admin" | null;
 async function seen(resource: string): Promise<Lock> {
   let found: Lock | undefined;
   await waitFor(`${resource} in the dashboard`, async () => {
-    found = (await dashboard.get<LocksResponse>("/api/locks")).locks.find((l) => l.resource === resource);
+    found = (await dashboard.allLocks()).locks.find((l) => l.resource === resource);
     return found !== undefined;
   });
   return found!;

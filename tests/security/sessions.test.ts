@@ -5,12 +5,14 @@ import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UI_NAMESPACE } from "../../lib/contract/socket";
 import { hashPassword } from "../../lib/server/auth/passwords";
+import { createTestDatabase, type TestDatabase } from "../harness/postgres-server";
 import { startDashboard, TEST_PASSWORD, waitFor, type Dashboard } from "../harness/stack";
 
 // Issue 10 items 6 and 7: sessions are server-side records (logout, a removed user and a changed role take effect
 // at once, on every dashboard sharing the database), and /api/auth/* refuse cross-site and non-JSON requests.
 let dir: string;
 let usersFile: string;
+let db: TestDatabase;
 let a: Dashboard;
 let b: Dashboard;
 let hash: string;
@@ -28,15 +30,19 @@ beforeAll(async () => {
     { name: "dave", role: "operator" },
     { name: "erin", role: "operator" },
   ]);
-  // Two dashboards on one database (and so one session key), as behind a load balancer.
-  const env = { USERS_FILE: usersFile };
-  a = await startDashboard({ dir, env });
-  b = await startDashboard({ dir, env });
+  // Two dashboards on one PostgreSQL database with one session key, as behind a load balancer.
+  db = await createTestDatabase();
+  const env = { USERS_FILE: usersFile, DATABASE_URL: db.url, SESSION_SECRET: "sessions-test-secret-0123456789-abcdef" };
+  a = await startDashboard({ env });
+  b = await startDashboard({ env });
 });
 
 afterAll(async () => {
-  await a?.stop();
-  await b?.stop();
+  for (const d of [a, b]) {
+    await d?.stop();
+    d?.cleanup();
+  }
+  await db?.drop();
   rmSync(dir, { recursive: true, force: true });
 });
 
