@@ -68,6 +68,14 @@ function utf8SequenceLength(buf: Buffer, i: number): number {
   return len;
 }
 
+/**
+ * The shown start of a text escapeBytes cut ("…(+N bytes)" at its end), or null for a text shown whole. A cut text
+ * names a prefix, never one exact value.
+ */
+export function cutPrefix(text: string): string | null {
+  return /^(.*)…\(\+\d+ bytes\)$/s.exec(text)?.[1] ?? null;
+}
+
 export function escapeText(text: string, maxChars = DEFAULT_MAX_CHARS): string {
   return escapeBytes(Buffer.from(text, "utf8"), maxChars);
 }

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import type mysql from "mysql2/promise";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
-import type { ReleaseCommand } from "../../lib/contract/release";
 import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
 import { Mysql2Port } from "../../agent/sources/mysql/mysql-client";
 import { MysqlSource } from "../../agent/sources/mysql/mysql-source";
@@ -15,6 +14,7 @@ import {
   type MysqlTestDatabase,
 } from "../harness/mysql";
 import { waitFor } from "../harness/ports";
+import { releaseCommandFor } from "../harness/release-command";
 
 // The plugin state is restored after the file: installed only if it was installed before.
 let pluginWasInstalled = false;
@@ -74,18 +74,7 @@ async function waitUntilWaiting(c: mysql.Connection, id: number): Promise<void> 
   });
 }
 
-function release(lock: Lock, dryRun: boolean, expectedOwner = lock.owner!): ReleaseCommand {
-  return {
-    requestId: randomUUID(),
-    lockId: lock.id,
-    expectedOwner,
-    // The exact holding seen (the owner names the session: pid and backend start, or connection id, user and host).
-    ...(lock.ownerFingerprint ? { expectedFingerprint: lock.ownerFingerprint } : {}),
-    dryRun,
-    actor: "test",
-    reason: "test release",
-  };
-}
+const release = releaseCommandFor;
 
 describe("MariaDB user-level locks (GET_LOCK) from real connections", () => {
   it("without the metadata_lock_info plugin: the source is down with an error naming what to run", async () => {

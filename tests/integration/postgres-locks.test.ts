@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
-import type { ReleaseCommand } from "../../lib/contract/release";
 import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
 import { NodePgPort } from "../../agent/sources/postgres/pg-client";
 import { PostgresSource } from "../../agent/sources/postgres/pg-source";
 import { backendPid, createPgDatabase, PG_ADMIN_URL, type PgTestDatabase } from "../harness/postgres";
 import { waitFor } from "../harness/ports";
+import { releaseCommandFor } from "../harness/release-command";
 
 // Every test makes its own database; the source sees the whole server, so assertions look only at that database.
 const cleanups: Array<() => Promise<void>> = [];
@@ -63,18 +63,7 @@ async function waitUntilWaiting(admin: pg.Client, pid: number): Promise<void> {
   });
 }
 
-function release(lock: Lock, dryRun: boolean, expectedOwner = lock.owner!): ReleaseCommand {
-  return {
-    requestId: randomUUID(),
-    lockId: lock.id,
-    expectedOwner,
-    // The exact holding seen (the owner names the session: pid and backend start, or connection id, user and host).
-    ...(lock.ownerFingerprint ? { expectedFingerprint: lock.ownerFingerprint } : {}),
-    dryRun,
-    actor: "test",
-    reason: "test release",
-  };
-}
+const release = releaseCommandFor;
 
 describe("PostgreSQL advisory locks from real sessions", () => {
   it("shows holders, waiters and a blocking chain of three to its root; ending the root's session lets the waiter hold", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeBytes, escapeText } from "../../agent/core/escape";
+import { cutPrefix, escapeBytes, escapeText } from "../../agent/core/escape";
 
 describe("escapeBytes", () => {
   const cases: Array<[string, Buffer, string, number?]> = [
@@ -38,5 +38,14 @@ describe("escapeBytes", () => {
 
   it("escapeText escapes a JS string the same way", () => {
     expect(escapeText("x\ny")).toBe("x\\x0ay");
+  });
+});
+
+describe("cutPrefix", () => {
+  it("gives the shown start of a text escapeBytes cut, and null for one shown whole", () => {
+    const cut = escapeBytes(Buffer.from("a".repeat(300)), 128);
+    expect(cutPrefix(cut)).toBe("a".repeat(128));
+    expect(cutPrefix(escapeBytes(Buffer.from("short-token")))).toBeNull();
+    expect(cutPrefix("ends with …(+N bytes) but not a count")).toBeNull();
   });
 });

@@ -167,7 +167,6 @@ export class MysqlSource implements WatchedSource {
 
   private releaseAdapter(lockId: string): ReleaseAdapter<MysqlReading, MysqlKillPlan> {
     const node = this.opts.sourceId;
-    let refusal = "";
     return {
       where: node,
       read: async () => {
@@ -196,12 +195,12 @@ export class MysqlSource implements WatchedSource {
           escapeText(check.user ?? "?", 64) === plan.user &&
           escapeText(check.host ?? "?", 80) === plan.host;
         if (!sameHolder || !sameConnection) {
-          refusal = !check
+          const why = !check
             ? "the lock's exact name is not known to the agent: nothing was ended"
             : !sameHolder
               ? `IS_USED_LOCK says the holder is now ${check.usedBy ?? "nobody"}, not connection ${plan.id} (or the server's lock table shows the name only in part): nothing was ended`
               : `connection ${plan.id} is now ${check.user ?? "?"}@${check.host ?? "?"}, not the one you saw: nothing was ended`;
-          return [{ node, outcome: "refused-owner-changed" }];
+          return [{ node, outcome: "refused-owner-changed", detail: why }];
         }
         await this.port.kill(plan.id);
         return [{ node, outcome: "released" }];
@@ -210,7 +209,10 @@ export class MysqlSource implements WatchedSource {
       summarise: (perNode, plan) =>
         perNode[0]!.outcome === "released"
           ? { outcome: "released", message: `ended connection ${plan.id}: its locks are freed` }
-          : { outcome: "refused-owner-changed", message: refusal },
+          : {
+              outcome: "refused-owner-changed",
+              message: perNode[0]!.detail ?? "the holder changed: nothing was ended",
+            },
     };
   }
 

@@ -1,5 +1,5 @@
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import { escapeBytes } from "../../core/escape";
+import { cutPrefix, escapeBytes } from "../../core/escape";
 import { fingerprintOf } from "../../release/fingerprint";
 import type { KeySample } from "./redis-port";
 
@@ -40,7 +40,7 @@ export function holderField(sample: KeySample, owner: string | null, fingerprint
   const exact = fields.find(([f]) => escapeBytes(f) === owner);
   const counted = fields.find(([f]) => owner.startsWith(escapeBytes(f)));
   // An owner cut for display ("…(+N bytes)") names the start of a long field.
-  const cut = /^(.*)…\(\+\d+ bytes\)$/s.exec(owner)?.[1];
+  const cut = cutPrefix(owner);
   const long = cut ? fields.find(([f]) => escapeBytes(f, 1 << 20).startsWith(cut)) : undefined;
   return (exact ?? counted ?? long)?.[0] ?? null;
 }

@@ -1,6 +1,6 @@
 import type { Hazard, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import { escapeBytes } from "../../core/escape";
+import { cutPrefix, escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
 import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
 import { lockId } from "../../core/lock-id";
@@ -797,7 +797,9 @@ export class RedisSource {
       const [queue] = await this.port.sample([queueKey], ["list"], this.opts.valuePreviewBytes);
       // The entry is named by its display text: only an entry shown whole (not cut, so the escaping is exact) can
       // be matched to exactly one queued value.
-      const entry = queue?.list?.items.find((i) => escapeBytes(i, 128) === cmd.purgeWaiter && !isCut(cmd.purgeWaiter));
+      const shown = cmd.purgeWaiter ?? "";
+      const entry =
+        cutPrefix(shown) === null ? queue?.list?.items.find((i) => escapeBytes(i, 128) === shown) : undefined;
       if (!entry) return answer("nothing-to-do", "that waiter is not queued any more");
       const steps = [
         `LREM ${escapeBytes(queueKey, 200)} ${cmd.purgeWaiter} and ZREM it from ${escapeBytes(timeoutKey, 200)} on ${node}, only if its deadline has passed`,
@@ -845,11 +847,6 @@ export class RedisSource {
       agentId: this.opts.agentId,
     };
   }
-}
-
-/** escapeBytes marks a cut text with "…(+N bytes)": such a text names a prefix, not one exact value. */
-function isCut(text: string | undefined): boolean {
-  return text !== undefined && /…\(\+\d+ bytes\)$/.test(text);
 }
 
 /** The same key asked for twice in one read (announced and due at once) is read once. */

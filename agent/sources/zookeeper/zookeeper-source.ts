@@ -832,9 +832,10 @@ export class ZookeeperSource implements WatchedSource {
       // Whatever is decided, the fresher read goes to the view now (an owner change shows at once).
       seen: () => this.observeTarget(t, this.now()),
       fingerprint: ({ holder, holderStat }) =>
-        (holder && holderStat
-          ? holdingFingerprint({ path: holder.path, session: holderStat.ephemeralOwner, czxid: holderStat.czxid })
-          : null) ?? null,
+        holder && holderStat
+          ? (holdingFingerprint({ path: holder.path, session: holderStat.ephemeralOwner, czxid: holderStat.czxid }) ??
+            null)
+          : null,
       decide: (r, cmd) => {
         const d = decideZkRelease({
           cmd,
