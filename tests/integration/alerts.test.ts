@@ -58,7 +58,8 @@ describe("alerts from real scenarios, delivered by webhook", () => {
     const a = redis.client();
     const b = redis.client();
     const key = "alerts:lock:invoice-run";
-    await a.set(key, "worker-A-5b1f0c7e9d", "PX", 600, "NX");
+    // Long enough for the agent's paced SCAN to find it before it expires (no BCAST prefix names alerts:lock:*).
+    await a.set(key, "worker-A-5b1f0c7e9d", "PX", 2000, "NX");
     await waitFor("A's lease runs out while A still works", async () => (await a.exists(key)) === 0);
     expect(await b.set(key, "worker-B-77aa01c3e2", "PX", 30_000, "NX")).toBe("OK");
 
