@@ -25,6 +25,14 @@ export class RateLimiter {
     return 0;
   }
 
+  /** The ms until `key` may try again (0 when it may), without counting an attempt. */
+  wait(key: string): number {
+    const t = this.now();
+    const w = this.windows.get(key);
+    if (!w || t - w.start >= this.windowMs || w.count < this.limit) return 0;
+    return w.start + this.windowMs - t;
+  }
+
   private sweep(t: number): void {
     for (const [k, w] of this.windows) if (t - w.start >= this.windowMs) this.windows.delete(k);
   }

@@ -238,3 +238,22 @@ describe("cross-site sign-in and sign-out (login and logout CSRF)", () => {
     expect((await asBrowser(a, "/api/locks", s.cookie)).status).toBe(401);
   });
 });
+
+describe("sign-in attempts", () => {
+  // Runs last on dashboard B: after it, B refuses sign-ins from this address for a minute.
+  it("counts only failed sign-ins: 30 good ones pass, and after 20 wrong passwords even the right one waits", async () => {
+    for (let i = 0; i < 30; i++) await signIn(b, "carol");
+    const attempt = (password: string) =>
+      fetch(`${b.url}/api/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: b.url },
+        body: JSON.stringify({ name: "carol", password }),
+      });
+    for (let i = 0; i < 20; i++) expect((await attempt(`wrong-${i}`)).status).toBe(401);
+    const refused = await attempt(TEST_PASSWORD);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ error: expect.stringMatching(/too many failed sign-in attempts/) });
+    expect(refused.headers.get("set-cookie")).toBeNull();
+  });
+});

@@ -12,4 +12,17 @@ describe("RateLimiter", () => {
     now = 60_000;
     expect(r.take("op")).toBe(0);
   });
+
+  it("wait() says how long a key must wait without counting an attempt", () => {
+    let now = 0;
+    const r = new RateLimiter(2, 60_000, () => now);
+    expect(r.wait("ip")).toBe(0);
+    r.take("ip");
+    expect(r.wait("ip")).toBe(0);
+    r.take("ip");
+    now = 15_000;
+    expect([r.wait("ip"), r.wait("ip")]).toEqual([45_000, 45_000]);
+    now = 60_000;
+    expect(r.wait("ip")).toBe(0);
+  });
 });

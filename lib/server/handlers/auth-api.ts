@@ -41,13 +41,20 @@ function refuseCrossSite(req: ApiRequest): ApiAnswer | null {
 export async function signIn(req: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const refused = refuseCrossSite(req);
   if (refused) return refused;
-  const wait = deps.signInLimiter.take(req.clientAddress);
-  if (wait > 0)
-    return fail(429, "too many sign-in attempts; try again later", { "retry-after": String(Math.ceil(wait / 1000)) });
+  // Only failed attempts count: people signing in and out (or many behind one NAT address) are not guessing.
+  const wait = deps.signInLimiter.wait(req.clientAddress);
+  if (wait > 0) {
+    return fail(429, "too many failed sign-in attempts; try again later", {
+      "retry-after": String(Math.ceil(wait / 1000)),
+    });
+  }
   const checked = checkBody(loginSchema, await req.json());
   if (!checked.ok) return fail(400, `send JSON { name, password }: ${checked.error}`);
   const result = await deps.auth.signIn(checked.value.name, checked.value.password);
-  if (!result) return fail(401, "wrong name or password");
+  if (!result) {
+    deps.signInLimiter.take(req.clientAddress);
+    return fail(401, "wrong name or password");
+  }
   return {
     status: 200,
     body: { name: result.session.name, role: result.session.role, via: "session", csrfToken: result.session.csrf },
