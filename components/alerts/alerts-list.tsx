@@ -20,6 +20,33 @@ async function fetchAlerts(): Promise<AlertView[]> {
 const STATE_CLASS = { open: "text-rose-300", acknowledged: "text-amber-300", resolved: "text-slate-400" } as const;
 const SELECT = "rounded border border-slate-700 bg-slate-950 px-1 py-0.5 text-sm text-slate-200";
 
+/** A labelled filter whose first option, "any" (the empty value), lets everything through. */
+function FilterSelect(props: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  options: Array<{ value: string; label: string }>;
+}) {
+  return (
+    <label>
+      {props.label}{" "}
+      <select
+        aria-label={props.label}
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        className={SELECT}
+      >
+        <option value="">any</option>
+        {props.options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** Open alerts first; an operator acknowledges; resolved ones stay for the record. */
 export function AlertsList() {
   const session = useSession();
@@ -60,50 +87,24 @@ export function AlertsList() {
         Alerts <span className="text-sm font-normal text-slate-400">{openAlerts} open</span>
       </h1>
       <div className="mb-3 flex flex-wrap items-center gap-3 text-sm text-slate-400" data-testid="alert-filters">
-        <label>
-          State{" "}
-          <select
-            aria-label="State"
-            value={filter.state}
-            onChange={(e) => setFilter({ ...filter, state: e.target.value as AlertFilter["state"] })}
-            className={SELECT}
-          >
-            <option value="">any</option>
-            <option value="open">open</option>
-            <option value="acknowledged">acknowledged</option>
-            <option value="resolved">resolved</option>
-          </select>
-        </label>
-        <label>
-          Rule{" "}
-          <select
-            aria-label="Rule"
-            value={filter.rule}
-            onChange={(e) => setFilter({ ...filter, rule: e.target.value })}
-            className={SELECT}
-          >
-            <option value="">any</option>
-            {rules.map((r) => (
-              <option key={r.rule} value={r.rule}>
-                {r.rule} ({r.count})
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Severity{" "}
-          <select
-            aria-label="Severity"
-            value={filter.severity}
-            onChange={(e) => setFilter({ ...filter, severity: e.target.value as AlertFilter["severity"] })}
-            className={SELECT}
-          >
-            <option value="">any</option>
-            <option value="critical">critical</option>
-            <option value="warning">warning</option>
-            <option value="info">info</option>
-          </select>
-        </label>
+        <FilterSelect
+          label="State"
+          value={filter.state}
+          onChange={(state) => setFilter({ ...filter, state: state as AlertFilter["state"] })}
+          options={["open", "acknowledged", "resolved"].map((v) => ({ value: v, label: v }))}
+        />
+        <FilterSelect
+          label="Rule"
+          value={filter.rule}
+          onChange={(rule) => setFilter({ ...filter, rule })}
+          options={rules.map((r) => ({ value: r.rule, label: `${r.rule} (${r.count})` }))}
+        />
+        <FilterSelect
+          label="Severity"
+          value={filter.severity}
+          onChange={(severity) => setFilter({ ...filter, severity: severity as AlertFilter["severity"] })}
+          options={["critical", "warning", "info"].map((v) => ({ value: v, label: v }))}
+        />
         <span data-testid="alerts-shown">
           {shown.length} of {all.length} shown
         </span>

@@ -1,8 +1,7 @@
-import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UI_NAMESPACE } from "../../lib/contract/socket";
 import { rawRequest } from "../harness/raw-http";
 import { startDashboard, TEST_PASSWORD, TOKENS, type Dashboard } from "../harness/stack";
+import { uiHandshake } from "../harness/ui-handshake";
 
 // Issue 10 item 2: no input may crash or hang the dashboard. A real API-only dashboard (LOCKSCOPE_UI=off, where one
 // bad cookie used to exit the process) gets malformed cookies, headers, paths and bodies on every route; each must
@@ -94,32 +93,12 @@ describe("malformed cookies", () => {
   });
 });
 
-/** Connects to the browsers' socket.io namespace with these cookies; resolves "connected" or the refusal. */
-function uiHandshake(cookie: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = io(`${dash.url}${UI_NAMESPACE}`, {
-      extraHeaders: { cookie },
-      transports: ["websocket"],
-      reconnection: false,
-      timeout: 5000,
-    });
-    socket.on("connect", () => {
-      socket.close();
-      resolve("connected");
-    });
-    socket.on("connect_error", (err) => {
-      socket.close();
-      resolve(err.message);
-    });
-  });
-}
-
 describe("malformed cookies in the socket.io handshake", () => {
   it("refuses an anonymous handshake with a malformed cookie, and accepts a session beside one", async () => {
-    expect(await uiHandshake("theme=100%")).toMatch(/unauthorised/);
-    expect(await uiHandshake("lockscope_session=%zz; a=%")).toMatch(/unauthorised/);
+    expect(await uiHandshake(dash.url, "theme=100%")).toMatch(/unauthorised/);
+    expect(await uiHandshake(dash.url, "lockscope_session=%zz; a=%")).toMatch(/unauthorised/);
     const session = await signInCookie();
-    expect(await uiHandshake(`theme=100%; ${session}`)).toBe("connected");
+    expect(await uiHandshake(dash.url, `theme=100%; ${session}`)).toBe("connected");
     await alive();
   });
 });

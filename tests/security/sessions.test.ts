@@ -7,6 +7,7 @@ import { UI_NAMESPACE } from "../../lib/contract/socket";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { createTestDatabase, type TestDatabase } from "../harness/postgres-server";
 import { startDashboard, TEST_PASSWORD, waitFor, type Dashboard } from "../harness/stack";
+import { uiHandshake } from "../harness/ui-handshake";
 
 // Issue 10 items 6 and 7: sessions are server-side records (logout, a removed user and a changed role take effect
 // at once, on every dashboard sharing the database), and /api/auth/* refuse cross-site and non-JSON requests.
@@ -71,43 +72,23 @@ function logout(d: Dashboard, s: { cookie: string; csrf: string }, headers: Reco
   });
 }
 
-/** The browsers' socket.io handshake with this cookie: "connected" or the refusal. */
-function uiHandshake(d: Dashboard, cookie: string): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = io(`${d.url}${UI_NAMESPACE}`, {
-      extraHeaders: { cookie },
-      transports: ["websocket"],
-      reconnection: false,
-      timeout: 5000,
-    });
-    socket.on("connect", () => {
-      socket.close();
-      resolve("connected");
-    });
-    socket.on("connect_error", (err) => {
-      socket.close();
-      resolve(err.message);
-    });
-  });
-}
-
 describe("server-side sessions", () => {
   it("a session signed in on one dashboard opens the live socket on the other, and not after logout", async () => {
     const s = await signIn(a, "carol");
     // B has had no HTTP request with this cookie: the handshake relies on B's once-a-second read of new sessions.
-    await waitFor("B to accept the socket", async () => (await uiHandshake(b, s.cookie)) === "connected", {
+    await waitFor("B to accept the socket", async () => (await uiHandshake(b.url, s.cookie)) === "connected", {
       timeoutMs: 3000,
     });
     expect(await logout(a, s).then((r) => r.status)).toBe(200);
-    expect(await uiHandshake(a, s.cookie)).toMatch(/unauthorised/);
-    await waitFor("B to refuse the socket", async () => /unauthorised/.test(await uiHandshake(b, s.cookie)), {
+    expect(await uiHandshake(a.url, s.cookie)).toMatch(/unauthorised/);
+    await waitFor("B to refuse the socket", async () => /unauthorised/.test(await uiHandshake(b.url, s.cookie)), {
       timeoutMs: 3000,
     });
   });
 
   it("a live socket already open on either dashboard is closed within seconds of the logout", async () => {
     const s = await signIn(a, "carol");
-    await waitFor("B to accept the socket", async () => (await uiHandshake(b, s.cookie)) === "connected", {
+    await waitFor("B to accept the socket", async () => (await uiHandshake(b.url, s.cookie)) === "connected", {
       timeoutMs: 3000,
     });
     const open = (d: Dashboard) =>
@@ -183,8 +164,8 @@ describe("server-side sessions", () => {
       // Same database and session key; operator1 is gone from USERS.
       d = await startDashboard({ dir: own, env: { USERS: `viewer1:viewer:${hash}` } });
       // A tab of viewer1 reconnecting its live socket after the restart, before any HTTP request: still signed in.
-      expect(await uiHandshake(d, kept.cookie)).toBe("connected");
-      expect(await uiHandshake(d, s.cookie)).toMatch(/unauthorised/);
+      expect(await uiHandshake(d.url, kept.cookie)).toBe("connected");
+      expect(await uiHandshake(d.url, s.cookie)).toMatch(/unauthorised/);
       expect((await asBrowser(d, "/api/locks", s.cookie)).status).toBe(401);
       expect((await asBrowser(d, "/api/session", s.cookie)).status).toBe(401);
       expect((await asBrowser(d, "/api/locks", kept.cookie)).status).toBe(200);
