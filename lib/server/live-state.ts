@@ -1,7 +1,8 @@
 import type { Lock, SourceStatus } from "../contract/lock";
 import type { AgentSnapshot, AgentUpdate } from "../contract/socket";
-import { currentLock, indexLock, matches, runQuery, type IndexedLock, type QueryResult } from "./lock-index";
+import { currentLock, indexLock, matches, type IndexedLock, type QueryResult } from "./lock-index";
 import type { LockFilter, LockQuery } from "./lock-query";
+import { LockOrder } from "./lock-order";
 
 interface AgentState {
   id: string;
@@ -41,8 +42,35 @@ export interface LockGroup {
  */
 export class LiveState {
   private readonly agents = new Map<string, AgentState>();
+  /** The sorted orders and counts of every entry, patched on each change below (put and drop). */
+  private readonly order = new LockOrder(
+    () => this.entries(),
+    (id) => {
+      const found: IndexedLock[] = [];
+      for (const a of this.agents.values()) {
+        const e = a.locks.get(id);
+        if (e) found.push(e);
+      }
+      return found;
+    },
+  );
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  private put(agent: AgentState, e: IndexedLock): void {
+    const old = agent.locks.get(e.lock.id);
+    if (old) this.order.remove(old);
+    agent.locks.set(e.lock.id, e);
+    this.order.add(e);
+  }
+
+  private drop(agent: AgentState, id: string): IndexedLock | undefined {
+    const e = agent.locks.get(id);
+    if (!e) return undefined;
+    agent.locks.delete(id);
+    this.order.remove(e);
+    return e;
+  }
 
   /**
    * One snapshot, or one part of it: part 0 starts it, the last part drops what the snapshot did not re-send. The
@@ -65,17 +93,15 @@ export class LiveState {
     const upserts: IndexedLock[] = [];
     for (const l of s.locks) {
       const e = indexLock(l, at, agent.locks.get(l.id)?.seq);
-      agent.locks.set(l.id, e);
+      this.put(agent, e);
       agent.pending?.delete(l.id);
       upserts.push(e);
     }
     const removed: IndexedLock[] = [];
     if (last && agent.pending) {
       for (const id of agent.pending) {
-        const e = agent.locks.get(id);
-        if (!e) continue;
-        agent.locks.delete(id);
-        removed.push(e);
+        const e = this.drop(agent, id);
+        if (e) removed.push(e);
       }
       agent.pending = null;
     }
@@ -95,16 +121,14 @@ export class LiveState {
     const upserts: IndexedLock[] = [];
     for (const l of u.upserts) {
       const e = indexLock(l, at, agent.locks.get(l.id)?.seq);
-      agent.locks.set(l.id, e);
+      this.put(agent, e);
       agent.pending?.delete(l.id);
       upserts.push(e);
     }
     const removed: IndexedLock[] = [];
     for (const id of u.removed) {
-      const e = agent.locks.get(id);
-      if (!e) continue;
-      agent.locks.delete(id);
-      removed.push(e);
+      const e = this.drop(agent, id);
+      if (e) removed.push(e);
     }
     return { upserts, removed };
   }
@@ -153,8 +177,9 @@ export class LiveState {
     return null;
   }
 
+  /** One page of a query, from the kept sorted orders: the same answer as runQuery over every entry. */
   query(q: LockQuery): QueryResult {
-    return runQuery(this.entries(), q);
+    return this.order.query(q);
   }
 
   /** The fleet overview: locks grouped by key pattern, source or library, groups with hazards first. */
