@@ -2,9 +2,11 @@
  * 6. The locks table at 10,000 and 100,000 locks (issue 12): a real redis-server holding the locks, a real agent,
  * the dashboard with its built pages, and Debian Chromium (headless, 1440×900) signed in as a viewer. Measures
  * navigation to the first rows, frames per second while the TTLs count down, a filter keystroke to the rows,
- * `/api/locks?limit=100` latency, and the dashboard's peak RSS. Needs `npx next build` first.
+ * `/api/locks?limit=100` latency, the delivery of a change from the dashboard's receipt to the subscribed page, and
+ * the dashboard's peak RSS with what it is made of (bench/support/memory-probe.mjs). Needs `npx next build` first.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium, type Browser } from "@playwright/test";
 import type { LocksResponse } from "../lib/contract/api";
@@ -16,6 +18,8 @@ import { verdict, type Row, type SectionResult } from "./support/result";
 import { mb, ms, p50p99, sleep, summarize } from "./support/stats";
 
 const SIZES = [10_000, 100_000];
+const DELIVERY_SAMPLES = 60;
+const PROBE = path.join(import.meta.dirname, "support", "memory-probe.mjs");
 const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
@@ -50,6 +54,44 @@ const FRAME_PROBE = `new Promise((resolve) => {
   requestAnimationFrame(tick);
 })`;
 
+/**
+ * In the page: records when the owner cell of one row first shows each owner (a MutationObserver on the table), and
+ * defines __lsSeen(owner), a promise of that time (epoch ms, the same clock as the dashboard's on one machine).
+ */
+const deliveryProbe = (lockId: string) => `(() => {
+  const seen = new Map();
+  const waiting = new Map();
+  const check = () => {
+    const row = document.querySelector('[data-testid=lock-row][data-lock-id=${JSON.stringify(lockId)}]');
+    const owner = row && row.children[3] ? row.children[3].getAttribute("title") : null;
+    if (owner === null || seen.has(owner)) return;
+    const at = Date.now();
+    seen.set(owner, at);
+    const w = waiting.get(owner);
+    if (w) { waiting.delete(owner); w(at); }
+  };
+  new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ["title"] });
+  check();
+  window.__lsSeen = (owner) => new Promise((resolve, reject) => {
+    if (seen.has(owner)) return resolve(seen.get(owner));
+    waiting.set(owner, resolve);
+    setTimeout(() => reject(new Error("owner " + owner + " not shown within 10 s")), 10000);
+  });
+  return true;
+})()`;
+
+interface MemorySample {
+  at: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  mallocedMemory: number;
+  gc?: boolean;
+  stage?: string;
+}
+
 interface TableRun {
   locks: number;
   toAllTrackedMs: number;
@@ -59,6 +101,37 @@ interface TableRun {
   filterMs: number[];
   api: ReturnType<typeof summarize>;
   dashboardHwmKb: number | null;
+  /** Dashboard receipt of the agent's update → the row showing the new owner in the page, ms. */
+  deliveryMs: number[];
+  /** Samples refused: the API's receivedAt was later than the page's time (a later update of the same lock). */
+  deliveryRefused: number;
+  /** memoryUsage() at the sample of highest RSS, and after a collection at each stage. */
+  memoryPeak: MemorySample | null;
+  memoryStages: MemorySample[];
+}
+
+const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+
+function readProbe(file: string): MemorySample[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as MemorySample);
+}
+
+/** Asks the probe for a collection and returns its line (what is live at this stage). */
+async function liveAt(pid: number | null, file: string, stage: string): Promise<MemorySample | null> {
+  if (pid === null) return null;
+  const before = readProbe(file).filter((m) => m.gc).length;
+  process.kill(pid, "SIGUSR2");
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const gcs = readProbe(file).filter((m) => m.gc);
+    if (gcs.length > before) return { ...gcs[gcs.length - 1]!, stage };
+    await sleep(50);
+  }
+  return null;
 }
 
 async function seed(client: ReturnType<Awaited<ReturnType<typeof startRedis>>["client"]>, n: number) {
@@ -76,12 +149,28 @@ async function seed(client: ReturnType<Awaited<ReturnType<typeof startRedis>>["c
 async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line: string) => void): Promise<TableRun> {
   const redis = await startRedis();
   const stopRedis = cleanup.add(`redis-server (${n} locks)`, () => redis.stop());
-  const dashboard = await startDashboard({ ui: true });
+  const probeDir = mkdtempSync(path.join(tmpdir(), "lockscope-bench-memory-"));
+  const probeFile = path.join(probeDir, "memory.jsonl");
+  const dashboard = await startDashboard({
+    ui: true,
+    env: {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${PROBE}`.trim(),
+      LOCKSCOPE_MEMORY_PROBE_FILE: probeFile,
+    },
+  });
   const stopDashboard = cleanup.add(`dashboard (${n} locks)`, async () => {
     await dashboard.stop();
     dashboard.cleanup();
+    rmSync(probeDir, { recursive: true, force: true });
   });
+  const dashboardPid = scriptProcess(dashboard.process.pid!, "lib/server/main.ts");
+  const memoryStages: MemorySample[] = [];
+  const stage = async (name: string) => {
+    const m = await liveAt(dashboardPid, probeFile, name);
+    if (m) memoryStages.push(m);
+  };
   try {
+    await stage("started, no locks");
     await seed(redis.client(), n);
     log(`${n.toLocaleString("en")} locks written; starting the agent`);
     const started = performance.now();
@@ -102,6 +191,12 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
       }
       const toAllTrackedMs = performance.now() - started;
       log(`${n.toLocaleString("en")} locks at the dashboard after ${(toAllTrackedMs / 1000).toFixed(1)} s`);
+      // The peak of the ingest, before any collection this bench asks for.
+      const ingestPeak = readProbe(probeFile).reduce<MemorySample | null>(
+        (a, m) => (a && a.rss >= m.rss ? a : m),
+        null,
+      );
+      await stage("all locks tracked");
 
       const apiTimes: number[] = [];
       const sorts = ["resource", "-ttl", "-hazards", "held"];
@@ -130,6 +225,28 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
       // Frames while the countdown runs: rAF callbacks over 5 s, and the longest task the page reports.
       const frames = (await page.evaluate(FRAME_PROBE)) as { fps: number; longest: number };
 
+      // Delivery: the first row's lock changes owner in Redis; from the dashboard's receipt of the agent's update (the
+      // lock's receivedAt) to the page's row showing the new owner. One change at a time.
+      const firstRow = page.getByTestId("lock-row").first();
+      const lockId = (await firstRow.getAttribute("data-lock-id"))!;
+      const resource = (await firstRow.locator("a").first().getAttribute("title"))!;
+      await page.evaluate(deliveryProbe(lockId));
+      const writer = redis.client();
+      const deliveryMs: number[] = [];
+      let deliveryRefused = 0;
+      for (let k = 0; k < DELIVERY_SAMPLES; k++) {
+        const owner = `t-${n}-${k}`;
+        await writer.set(resource, owner, "PX", 600_000);
+        const shownAt = (await page.evaluate(`window.__lsSeen(${JSON.stringify(owner)})`)) as number;
+        const { locks } = await dashboard.get<LocksResponse>(`/api/locks?id=${lockId}&limit=1`);
+        const l = locks[0];
+        if (!l || l.owner !== owner || !l.receivedAt) throw new Error(`lock ${lockId} is not ${owner} at the API`);
+        const d = shownAt - Date.parse(l.receivedAt);
+        if (d < 0) deliveryRefused++;
+        else deliveryMs.push(d);
+      }
+      await stage("after API and page runs");
+
       // Filter keystrokes: from the input to the table showing the one matching lock.
       const filterMs: number[] = [];
       const search = page.getByLabel("Filter locks");
@@ -151,7 +268,10 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         filterMs.push(performance.now() - t);
       }
       await context.close();
-      const pid = scriptProcess(dashboard.process.pid!, "lib/server/main.ts");
+      const pid = dashboardPid;
+      await stage("end");
+      const all = readProbe(probeFile);
+      const peak = all.reduce<MemorySample | null>((a, m) => (a && a.rss >= m.rss ? a : m), null);
       return {
         locks: n,
         toAllTrackedMs,
@@ -161,6 +281,10 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         filterMs,
         api: summarize(apiTimes),
         dashboardHwmKb: pid ? memoryKb(pid).hwmKb : null,
+        deliveryMs,
+        deliveryRefused,
+        memoryPeak: peak && ingestPeak && ingestPeak.rss >= peak.rss ? { ...ingestPeak, stage: "ingest" } : peak,
+        memoryStages,
       };
     } finally {
       await stopAgent();
@@ -223,6 +347,12 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
         verdict: verdict(r.api.p99 <= 50),
       },
       {
+        measure: `${k}: dashboard receipt → subscribed browser (${r.deliveryMs.length} owner changes)`,
+        result: p50p99(summarize(r.deliveryMs), 0),
+        target: "p99 ≤ 100 ms",
+        verdict: verdict(r.deliveryMs.length >= 50 && summarize(r.deliveryMs).p99 <= 100),
+      },
+      {
         measure: `${k}: dashboard peak RSS`,
         result: mb(r.dashboardHwmKb),
         target: "≤ 300 MB",
@@ -240,7 +370,22 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
           `${r.locks.toLocaleString("en")} locks reached the dashboard ${(r.toAllTrackedMs / 1000).toFixed(1)} s after the agent started.`,
       ),
       "Keystroke times are measured from Node (Playwright fill → the row in the DOM): they include the CDP round trips.",
-      "Not measured here: dashboard receipt → subscribed browser p99, and today's build side by side.",
+      ...runs.flatMap((r) => {
+        const p = r.memoryPeak;
+        return [
+          p
+            ? `${r.locks.toLocaleString("en")} locks, memoryUsage() at the highest RSS sample (${p.stage ?? "after ingest"}): rss ${MB(p.rss)}, heap used ${MB(p.heapUsed)} of ${MB(p.heapTotal)}, external ${MB(p.external)} (array buffers ${MB(p.arrayBuffers)}).`
+            : `${r.locks.toLocaleString("en")} locks: no memory probe samples.`,
+          `${r.locks.toLocaleString("en")} locks, after a collection: ${r.memoryStages.map((m) => `${m.stage}: rss ${MB(m.rss)}, heap used ${MB(m.heapUsed)}, external ${MB(m.external)}`).join("; ")}.`,
+          ...(r.deliveryRefused > 0
+            ? [
+                `${r.locks.toLocaleString("en")} locks: ${r.deliveryRefused} delivery samples dropped (receivedAt after the page's time).`,
+              ]
+            : []),
+        ];
+      }),
+      "Delivery: the first row's key is SET to a new owner in Redis, one at a time; from the lock's receivedAt (the dashboard's clock when the agent's update arrived, before its events are stored) to a MutationObserver in the page seeing the owner cell change (Date.now(), the same clock).",
+      "Not measured here: today's build side by side.",
     ],
     details: { runs },
   };

@@ -94,6 +94,11 @@ export interface Lock {
   since: string;
   /** ISO time of the observation the fields above come from. */
   observedAt: string;
+  /**
+   * ISO time the dashboard received this state of the lock from its agent, on the dashboard's clock (set by the
+   * dashboard in its answers; the TTL is counted down from it).
+   */
+  receivedAt?: string;
   /** Redis type of the key (string, hash, zset, ...) or the ZooKeeper node kind. */
   kind: string;
   /** Bounded, escaped preview of the stored value. */

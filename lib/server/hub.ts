@@ -103,6 +103,7 @@ export function attachHub(
     deps.log(`agent ${agentId} connected`);
     deps.agents.add(agentId, socket, socket.data.instanceId as string);
     socket.on("agent:snapshot", async (raw, ack) => {
+      const receivedAtMs = Date.now();
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentSnapshot(raw);
       if (!parsed.ok) return reply(refuse(`invalid snapshot: ${parsed.error}`));
@@ -115,11 +116,14 @@ export function attachHub(
           return reply(refuse(`store unavailable: ${String(err)}`));
         }
       }
-      broadcast(deps.live.applySnapshot(parsed.value));
+      broadcast(deps.live.applySnapshot(parsed.value, receivedAtMs));
       deps.fanout?.snapshot(parsed.value);
       reply({ ok: true, stored: [] });
     });
     socket.on("agent:update", async (raw, ack) => {
+      // Receipt, before validation and the store's commit: the TTL counts down from here, and the browsers' delivery
+      // time is measured from it (bench/locks-table.ts).
+      const receivedAtMs = Date.now();
       const reply = typeof ack === "function" ? ack : () => undefined;
       const parsed = parseAgentUpdate(raw);
       if (!parsed.ok) return reply(refuse(`invalid update: ${parsed.error}`));
@@ -131,7 +135,7 @@ export function attachHub(
         deps.log(`could not store events from ${agentId}: ${String(err)}`);
         return reply(refuse("store unavailable; keep the events and retry"));
       }
-      broadcast(deps.live.applyUpdate(parsed.value));
+      broadcast(deps.live.applyUpdate(parsed.value, receivedAtMs));
       deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {

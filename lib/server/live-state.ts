@@ -76,8 +76,8 @@ export class LiveState {
    * One snapshot, or one part of it: part 0 starts it, the last part drops what the snapshot did not re-send. The
    * locks of a part replace the old ones as they arrive, so the view never empties while a large snapshot streams.
    */
-  applySnapshot(s: AgentSnapshot): LiveChange {
-    const at = this.now();
+  applySnapshot(s: AgentSnapshot, receivedAtMs: number = this.now()): LiveChange {
+    const at = receivedAtMs;
     const first = !s.part || s.part.index === 0;
     const last = !s.part || s.part.last;
     let agent = this.agents.get(s.agentId);
@@ -108,8 +108,9 @@ export class LiveState {
     return { upserts, removed };
   }
 
-  applyUpdate(u: AgentUpdate): LiveChange {
-    const at = this.now();
+  /** `receivedAtMs`: when the message arrived, before its events were stored (TTLs are re-based on it). */
+  applyUpdate(u: AgentUpdate, receivedAtMs: number = this.now()): LiveChange {
+    const at = receivedAtMs;
     let agent = this.agents.get(u.agentId);
     if (!agent) {
       agent = this.newAgent(u.agentId, u.agentId, at);

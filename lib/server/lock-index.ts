@@ -54,10 +54,11 @@ export function indexLock(lock: Lock, receivedAtMs: number, seq: number = nextSe
   };
 }
 
-/** The lock as of `atMs`: its TTL counted down on the dashboard's clock. */
+/** The lock as of `atMs`: its TTL counted down on the dashboard's clock, and when the dashboard received it. */
 export function currentLock(e: IndexedLock, atMs: number): Lock {
-  if (e.lock.ttlMs === null) return e.lock;
-  return { ...e.lock, ttlMs: Math.max(0, e.lock.ttlMs - (atMs - e.receivedAtMs)) };
+  const receivedAt = new Date(e.receivedAtMs).toISOString();
+  if (e.lock.ttlMs === null) return { ...e.lock, receivedAt };
+  return { ...e.lock, ttlMs: Math.max(0, e.lock.ttlMs - (atMs - e.receivedAtMs)), receivedAt };
 }
 
 export function matches(e: IndexedLock, f: LockFilter): boolean {

@@ -43,7 +43,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const l of live.locks()) locks.inc({ backend: l.backend, source: l.source });
+        for (const l of live.rawLocks()) locks.inc({ backend: l.backend, source: l.source });
       },
     });
     const waiters = new Gauge({
@@ -53,7 +53,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const l of live.locks()) waiters.inc({ backend: l.backend, source: l.source }, l.waiters.length);
+        for (const l of live.rawLocks()) waiters.inc({ backend: l.backend, source: l.source }, l.waiters.length);
       },
     });
     const up = new Gauge({

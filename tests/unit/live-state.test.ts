@@ -40,6 +40,19 @@ describe("LiveState", () => {
     expect(s.lock("L1")!.ttlMs).toBe(0);
   });
 
+  it("counts an update's TTL down from its receipt and says when that was", () => {
+    let now = 10_000;
+    const s = new LiveState(() => now);
+    // The update arrived at 9,000; its events were stored by 10,000, when the state was applied.
+    s.applyUpdate({ agentId: "a1", at: "", sources: [], upserts: [lock("L1", 5000)], removed: [], events: [] }, 9000);
+    now = 12_000;
+    expect(s.lock("L1")).toMatchObject({ ttlMs: 2000, receivedAt: new Date(9000).toISOString() });
+    expect(
+      s.query({ filter: {}, sort: { key: "ttl", desc: false }, limit: 1, cursor: null, offset: 0 }).page[0]!
+        .expiresAtMs,
+    ).toBe(14_000);
+  });
+
   it("a snapshot replaces the agent's locks and reports the ones that went", () => {
     const s = new LiveState();
     s.applySnapshot({
