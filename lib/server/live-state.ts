@@ -43,17 +43,14 @@ export interface LockGroup {
 export class LiveState {
   private readonly agents = new Map<string, AgentState>();
   /** The sorted orders and counts of every entry, patched on each change below (put and drop). */
-  private readonly order = new LockOrder(
-    () => this.entries(),
-    (id) => {
-      const found: IndexedLock[] = [];
-      for (const a of this.agents.values()) {
-        const e = a.locks.get(id);
-        if (e) found.push(e);
-      }
-      return found;
-    },
-  );
+  private readonly order = new LockOrder((id) => {
+    const found: IndexedLock[] = [];
+    for (const a of this.agents.values()) {
+      const e = a.locks.get(id);
+      if (e) found.push(e);
+    }
+    return found;
+  });
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -105,6 +102,7 @@ export class LiveState {
       }
       agent.pending = null;
     }
+    this.order.settle();
     return { upserts, removed };
   }
 
@@ -131,6 +129,7 @@ export class LiveState {
       const e = this.drop(agent, id);
       if (e) removed.push(e);
     }
+    this.order.settle();
     return { upserts, removed };
   }
 

@@ -36,8 +36,29 @@ const NEVER = Number.MAX_SAFE_INTEGER;
 
 let nextSeq = 1;
 
-/** Indexes a lock; `seq` is the previous entry's when the lock was already known. */
+/**
+ * One string object per distinct value of the fields that repeat across a fleet (backend, source, library, rule,
+ * kind, agent, key pattern): each lock from JSON.parse carries its own copies, about 200 bytes a lock. Bounded, so a
+ * flood of distinct values only stops being shared.
+ */
+const shared = new Map<string, string>();
+const MAX_SHARED = 10_000;
+
+export function intern(s: string): string {
+  const known = shared.get(s);
+  if (known !== undefined) return known;
+  if (shared.size < MAX_SHARED) shared.set(s, s);
+  return s;
+}
+
+/** Indexes a lock (sharing its repeated strings); `seq` is the previous entry's when the lock was already known. */
 export function indexLock(lock: Lock, receivedAtMs: number, seq: number = nextSeq++): IndexedLock {
+  lock.backend = intern(lock.backend) as Lock["backend"];
+  lock.source = intern(lock.source);
+  lock.library = intern(lock.library);
+  lock.rule = intern(lock.rule);
+  lock.kind = intern(lock.kind);
+  lock.agentId = intern(lock.agentId);
   let worst = 0;
   for (const h of lock.hazards) worst = Math.max(worst, RANK[h.severity] ?? 0);
   const since = Date.parse(lock.since);
@@ -50,7 +71,7 @@ export function indexLock(lock: Lock, receivedAtMs: number, seq: number = nextSe
     sinceMs: Number.isNaN(since) ? 0 : since,
     waiters: queueLength(lock),
     hazardScore: lock.hazards.length === 0 ? 0 : worst * 1000 + Math.min(lock.hazards.length, 999),
-    pattern: keyPattern(lock.resource),
+    pattern: intern(keyPattern(lock.resource)),
   };
 }
 
