@@ -1,13 +1,28 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useEffect, useState, useSyncExternalStore } from "react";
 import type { ResourceHistory } from "@/lib/contract/alerts";
 import { useNow } from "../live/live-locks-provider";
 import { waitersNote } from "../locks/detail-labels";
-import { formatDuration, shorten } from "../locks/format";
+import { useZone } from "../time/time";
 import { AcquisitionsChart, DistributionChart } from "./charts";
+import { HolderTimelineChart } from "./holder-timeline";
+import { holderTimeline } from "./holder-timeline-model";
 
 const WINDOWS = ["15m", "1h", "6h", "24h", "7d"] as const;
+
+/** A phone-sized screen: fewer axis ticks, so their labels never overlap. */
+function useNarrow(): boolean {
+  return useSyncExternalStore(
+    (l) => {
+      const q = window.matchMedia("(max-width: 639px)");
+      q.addEventListener("change", l);
+      return () => q.removeEventListener("change", l);
+    },
+    () => window.matchMedia("(max-width: 639px)").matches,
+    () => false,
+  );
+}
 
 async function fetchHistory(lockId: string, window: string): Promise<ResourceHistory> {
   const res = await fetch(`/api/history/locks/${encodeURIComponent(lockId)}?window=${window}`, { cache: "no-store" });
@@ -15,24 +30,22 @@ async function fetchHistory(lockId: string, window: string): Promise<ResourceHis
   return (await res.json()) as ResourceHistory;
 }
 
-const END_CLASS: Record<string, string> = {
-  released: "bg-emerald-600/70",
-  expired: "bg-amber-500/80",
-  "owner-changed": "bg-rose-500/80",
-  lost: "bg-rose-700/80",
-};
-
 /** Contention of one lock: acquisitions over time, hold and wait times, and the timeline of its holders. */
 export function LockContention({
   lockId,
   refreshKey,
   lock,
+  liveHolders,
 }: {
   lockId: string;
   refreshKey?: string;
   /** The lock as last seen, to say why a waiters chart would be empty (plain Redis clients retry). */
   lock?: { backend: string; rule?: string; waiters: readonly unknown[] } | null;
+  /** Who holds it now, so a holding begun before the window is drawn too. */
+  liveHolders?: ReadonlyArray<{ owner: string | null; since?: string | null }>;
 }) {
+  const [zone] = useZone();
+  const narrow = useNarrow();
   const [window, setWindow] = useState<(typeof WINDOWS)[number]>("1h");
   const [history, setHistory] = useState<ResourceHistory | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -77,37 +90,17 @@ export function LockContention({
           ) : (
             <DistributionChart title="Wait time" d={history.wait} color="#a78bfa" />
           )}
-          <div>
-            <p className="mb-1 text-xs text-slate-400">Holders ({history.timeline.length})</p>
-            <div
-              className="relative h-[150px] overflow-y-auto rounded bg-slate-900/60 p-1"
-              data-testid="holder-timeline"
-            >
-              {history.timeline
-                .slice(-30)
-                .reverse()
-                .map((t, i) => {
-                  const from = Math.max(start, Date.parse(t.from));
-                  const to = t.to ? Date.parse(t.to) : end;
-                  const left = ((from - start) / (end - start)) * 100;
-                  const width = Math.max(0.5, ((to - from) / (end - start)) * 100);
-                  return (
-                    <div
-                      key={`${t.from}-${i}`}
-                      className="relative mb-0.5 h-3.5"
-                      title={`${t.owner ?? "?"}: ${formatDuration(to - Date.parse(t.from))}${t.end ? `, ${t.end}` : ", holding"}`}
-                    >
-                      <div
-                        className={`absolute h-full rounded-sm ${t.end ? (END_CLASS[t.end] ?? "bg-slate-500") : "bg-sky-500"}`}
-                        style={{ left: `${left}%`, width: `${width}%` }}
-                      />
-                      <span className="absolute left-1 top-0 text-[10px] leading-[14px] text-slate-100">
-                        {shorten(t.owner, 18)}
-                      </span>
-                    </div>
-                  );
-                })}
-            </div>
+          <div className="lg:col-span-3">
+            <HolderTimelineChart
+              model={holderTimeline(history.timeline, {
+                start,
+                now: end,
+                zone,
+                total: history.timelineTotal,
+                live: liveHolders,
+                maxTicks: narrow ? 4 : 7,
+              })}
+            />
           </div>
         </div>
       ) : (

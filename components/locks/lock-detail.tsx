@@ -245,7 +245,12 @@ export function LockDetail({ id }: { id: string }) {
       ) : null}
       {missing && !lock ? null : (
         <>
-          <LockContention lockId={id} refreshKey={latestForLock} lock={shownLock} />
+          <LockContention
+            lockId={id}
+            refreshKey={latestForLock}
+            lock={shownLock}
+            liveHolders={lock ? (lock.holders ?? [{ owner: lock.owner, since: lock.since }]) : undefined}
+          />
           <EventLog lockId={id} refreshKey={latestForLock} />
         </>
       )}

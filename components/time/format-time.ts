@@ -72,3 +72,36 @@ export function zoneStorageKey(user: string | null): string {
 export function parseZoneChoice(stored: string | null): ZoneChoice {
   return stored === "utc" ? "utc" : "local";
 }
+
+/** How far the zone's wall clock is ahead of UTC at `ms` (0 for UTC), so axis ticks fall on whole local minutes. */
+export function zoneOffsetMs(ms: number, zone: ZoneChoice, timeZone?: string): number {
+  if (zone === "utc") return 0;
+  const p = partsOf(ms, zone, timeZone);
+  const wall = Date.UTC(
+    Number(p.year),
+    Number(p.month) - 1,
+    Number(p.day),
+    Number(p.hour) % 24,
+    Number(p.minute),
+    Number(p.second),
+  );
+  return wall - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * A short form of the one format for axis ticks, whose zone is named once beside the axis: `10:04:05`, `10:04`,
+ * `12-01 10:00` or `12-01`.
+ */
+export function formatClock(
+  ms: number,
+  zone: ZoneChoice,
+  show: "seconds" | "minutes" | "date-minutes" | "date",
+  timeZone?: string,
+): string {
+  const p = partsOf(ms, zone, timeZone);
+  const hm = `${pad(Number(p.hour) % 24)}:${p.minute}`;
+  if (show === "seconds") return `${hm}:${p.second}`;
+  if (show === "minutes") return hm;
+  if (show === "date-minutes") return `${p.month}-${p.day} ${hm}`;
+  return `${p.month}-${p.day}`;
+}

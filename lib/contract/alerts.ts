@@ -49,8 +49,17 @@ export interface ResourceHistory {
   buckets: Array<{ t: string; acquisitions: number; ownerChanges: number; expiries: number }>;
   hold: Distribution;
   wait: Distribution;
-  /** Holdings in time order: who held it from when to when, and how it ended. */
-  timeline: Array<{ owner: string | null; from: string; to: string | null; end: string | null }>;
+  /** Holdings in time order: who held it from when to when, and how it ended (the latest 200). */
+  timeline: Array<{
+    owner: string | null;
+    from: string;
+    to: string | null;
+    end: string | null;
+    /** For an `owner-changed` end: true when the new owner came after this holding's lease had run out. */
+    takenOver?: boolean;
+  }>;
+  /** How many holdings the window had, `timeline` lists the latest of them. */
+  timelineTotal?: number;
 }
 
 /** What the History page ranks by: contention (acquisitions and takeovers), or what hurts. */

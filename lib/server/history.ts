@@ -57,7 +57,11 @@ export function resourceHistory(
   const holds: number[] = [];
   const waits: number[] = [];
   const timeline: ResourceHistory["timeline"] = [];
-  for (const e of events) {
+  // Pairing acquires with ends needs time order; a stable sort keeps a release before the acquire of the same ms.
+  const ordered = events.every((e, i) => i === 0 || Date.parse(e.at) >= Date.parse(events[i - 1]!.at))
+    ? events
+    : [...events].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  for (const e of ordered) {
     const at = Date.parse(e.at);
     const b = buckets[Math.floor((at - start) / bucketMs)];
     if (b) {
@@ -78,6 +82,7 @@ export function resourceHistory(
     if (ENDS.has(e.type) && open && open.to === null) {
       open.to = e.at;
       open.end = e.type;
+      if (e.type === "owner-changed") open.takenOver = isTakeover(e);
     }
     if (e.type === "acquired" || e.type === "owner-changed")
       timeline.push({ owner: e.owner, from: e.at, to: null, end: null });
@@ -89,6 +94,7 @@ export function resourceHistory(
     hold: distribution(holds),
     wait: distribution(waits),
     timeline: timeline.slice(-200),
+    timelineTotal: timeline.length,
   };
 }
 

@@ -39,6 +39,9 @@ test("the history chart of a contended lock shows its acquisitions and holders",
     await redis.del(key);
     await expect(row).toHaveCount(0, { timeout: 5000 });
   }
+  // A fourth holder still holds it: its lane runs open-ended to now.
+  await redis.set(key, "holder-3-0123456789ab", "PX", 60_000);
+  await expect(page.getByTestId("lock-row").filter({ hasText: "holder-3" })).toBeVisible({ timeout: 5000 });
   const { events } = (await (
     await page.request.get(`${process.env.E2E_BASE_URL}/api/events?resource=${encodeURIComponent(key)}&limit=1`)
   ).json()) as {
@@ -47,10 +50,33 @@ test("the history chart of a contended lock shows its acquisitions and holders",
   await page.goto(`${process.env.E2E_BASE_URL}/locks/${events[0]!.lockId}`);
   const contention = page.getByTestId("contention");
   await expect(contention.getByTestId("acquisitions-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
-  await expect(contention.getByTestId("holder-timeline").locator("> div")).toHaveCount(3);
+  // The holders timeline: a lane per holder, each bar saying in words who held it from when to when.
+  const timeline = contention.getByTestId("holder-timeline");
+  const lanes = timeline.getByTestId("holder-lane");
+  await expect(lanes).toHaveCount(4);
+  const bars = timeline.getByTestId("holder-bar");
+  await expect(bars.first()).toHaveAttribute(
+    "aria-label",
+    /^holder-0-0123456789ab: held from \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S+ to \d{4}-.+, [\d.]+s, released$/,
+  );
+  await expect(bars.last()).toHaveAttribute("data-open", "true");
+  await expect(bars.last()).toHaveAttribute(
+    "aria-label",
+    /^holder-3-0123456789ab: held from .+ to now, .+, still held$/,
+  );
+  // Its time axis: ticks in the one format (whole minutes over the 1 h window), the zone named, a marker for now.
+  const ticks = timeline.getByTestId("timeline-tick");
+  expect(await ticks.count()).toBeGreaterThanOrEqual(3);
+  for (const label of await ticks.allTextContents()) expect(label).toMatch(/^\d{2}:\d{2}$/);
+  await expect(timeline).toContainText(/times in \S+/);
+  await expect(timeline.getByTestId("timeline-now")).toBeAttached();
+  // Lanes in time order, left to right: each holder's bar starts after the one before.
+  const lefts = await bars.evaluateAll((els) => els.map((e) => e.getBoundingClientRect().left));
+  expect(lefts).toEqual([...lefts].sort((a, b) => a - b));
   await expect(contention).toContainText("Hold time: 3 samples");
 
   await page.getByRole("link", { name: "History" }).click();
   await expect(page.getByTestId("top-row").filter({ hasText: key })).toBeVisible();
   await expect(page.getByTestId("fleet-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
+  await redis.del(key);
 });
