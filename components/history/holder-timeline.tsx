@@ -80,9 +80,9 @@ export function HolderTimelineChart({ model }: { model: HolderTimeline }) {
             <ul aria-label="Holders over time">
               {lanes.map((l) => (
                 <li key={l.owner} className={`relative ${LANE} rounded-sm bg-slate-800/40`} data-testid="holder-lane">
-                  {l.bars.map((b) => (
+                  {l.bars.map((b, i) => (
                     <div
-                      key={b.from}
+                      key={`${b.from}-${i}`}
                       role="img"
                       aria-label={b.label}
                       title={b.label}

@@ -78,19 +78,11 @@ export function LockContention({
       </div>
       {error ? <p className="text-sm text-amber-300">{error}</p> : null}
       {history ? (
-        <div className="grid gap-4 lg:grid-cols-3">
-          <div className="lg:col-span-3" data-testid="acquisitions-chart">
+        <div className="grid gap-4 lg:grid-cols-2">
+          <div className="lg:col-span-2" data-testid="acquisitions-chart">
             <AcquisitionsChart buckets={history.buckets} />
           </div>
-          <DistributionChart title="Hold time" d={history.hold} color="#38bdf8" />
-          {lock && waitersNote(lock, history.wait.count) ? (
-            <p className="text-sm text-slate-400" data-testid="waiters-note">
-              {waitersNote(lock, history.wait.count)}
-            </p>
-          ) : (
-            <DistributionChart title="Wait time" d={history.wait} color="#a78bfa" />
-          )}
-          <div className="lg:col-span-3">
+          <div className="lg:col-span-2">
             <HolderTimelineChart
               model={holderTimeline(history.timeline, {
                 start,
@@ -102,6 +94,14 @@ export function LockContention({
               })}
             />
           </div>
+          <DistributionChart title="Hold time" d={history.hold} color="#38bdf8" />
+          {lock && waitersNote(lock, history.wait.count) ? (
+            <p className="text-sm text-slate-400" data-testid="waiters-note">
+              {waitersNote(lock, history.wait.count)}
+            </p>
+          ) : (
+            <DistributionChart title="Wait time" d={history.wait} color="#a78bfa" />
+          )}
         </div>
       ) : (
         <p className="text-sm text-slate-400">Loading…</p>
