@@ -20,6 +20,8 @@ export interface TimelineOptions {
   /** Lanes drawn at most; the earlier holders are counted ("+M earlier"). */
   maxLanes?: number;
   maxTicks?: number;
+  /** Fit the axis to the drawn holdings (the default) instead of the whole window. */
+  fit?: boolean;
   /** How many holdings the window had (the API lists only the latest of them). */
   total?: number;
   /**
@@ -59,7 +61,10 @@ export interface TimelineTick {
 }
 
 export interface HolderTimeline {
+  /** The axis's start: the window's, or a little before the first drawn holding when that is later. */
   start: number;
+  /** The axis starts after the window's start, at the drawn holdings. */
+  fitted: boolean;
   /** The axis ends a little after now, so the marker and an open holding's arrow stay in view. */
   end: number;
   nowPct: number;
@@ -142,9 +147,6 @@ export function axisTicks(
 
 export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions): HolderTimeline {
   const maxLanes = o.maxLanes ?? 20;
-  const span = Math.max(1, o.now - o.start);
-  const end = o.now + span * 0.03;
-  const pct = (t: number) => ((t - o.start) / (end - o.start)) * 100;
 
   const all = holdings
     .map((h) => ({ h, from: Date.parse(h.from), to: h.to === null ? null : Date.parse(h.to) }))
@@ -156,7 +158,7 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
   }
   // In the window: ended after its start, begun before now (a clock a little ahead still shows up, at now).
   const inWindow = all
-    .filter((x) => (x.to === null || x.to >= o.start) && x.from <= o.now + span)
+    .filter((x) => (x.to === null || x.to >= o.start) && x.from <= o.now + (o.now - o.start))
     .sort((a, b) => a.from - b.from);
 
   const byOwner = new Map<string, { owner: string; items: typeof inWindow; last: number; first: number }>();
@@ -175,11 +177,22 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
   const shown = ranked.slice(0, maxLanes).sort((a, b) => a.first - b.first);
   const hidden = ranked.slice(maxLanes);
 
+  // The axis spans the drawn holdings, not the whole window: 30 s of handovers in a 1 h window would be a sliver at
+  // its right edge. It starts a little before the first drawn holding (never before the window) and ends after now.
+  const firstDrawn = Math.min(...shown.map((l) => l.first));
+  const start =
+    o.fit === false || shown.length === 0
+      ? o.start
+      : Math.max(o.start, firstDrawn - Math.max(1000, (o.now - firstDrawn) * 0.05));
+  const span = Math.max(1, o.now - start);
+  const end = o.now + span * 0.03;
+  const pct = (t: number) => ((t - start) / (end - start)) * 100;
+
   const lanes: TimelineLane[] = shown.map((lane) => ({
     owner: lane.owner,
     bars: lane.items.map(({ h, from, to }) => {
       const until = Math.min(to ?? o.now, o.now);
-      const left = Math.max(from, o.start);
+      const left = Math.max(from, start);
       const endKind = endOf(h);
       const label =
         `${lane.owner}: held from ${formatTime(from, o.zone, o.timeZone)} ` +
@@ -189,7 +202,7 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
         from,
         to: to ?? o.now,
         open: to === null,
-        clipped: from < o.start,
+        clipped: from < start,
         end: endKind,
         left: pct(Math.min(left, o.now)),
         width: Math.max(0.4, pct(until) - pct(Math.min(left, o.now))),
@@ -211,7 +224,8 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
   const listedHidden = hidden.reduce((s, l) => s + l.items.length, 0);
   const notListed = Math.max(0, (o.total ?? holdings.length) - holdings.length);
   return {
-    start: o.start,
+    start,
+    fitted: start > o.start,
     end,
     nowPct: pct(o.now),
     lanes,
@@ -220,7 +234,7 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
     holders: byOwner.size,
     holdings: inWindow.length + notListed,
     maxConcurrent,
-    ticks: axisTicks(o.start, o.now, end, o.zone, o.maxTicks ?? 6, o.timeZone),
+    ticks: axisTicks(start, o.now, end, o.zone, o.maxTicks ?? 6, o.timeZone),
     zoneName: o.zone === "utc" ? "UTC" : localZoneName(o.now, o.timeZone),
   };
 }

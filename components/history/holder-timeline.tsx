@@ -38,6 +38,7 @@ export function HolderTimelineChart({ model }: { model: HolderTimeline }) {
         Holders: {model.holdings} {model.holdings === 1 ? "holding" : "holdings"} by {model.holders}{" "}
         {model.holders === 1 ? "holder" : "holders"} in the window
         {model.maxConcurrent > 1 ? `, up to ${model.maxConcurrent} at once` : ""} · times in {model.zoneName}
+        {model.fitted ? " · the axis spans the holders drawn" : ""}
       </p>
       {model.earlierHoldings > 0 ? (
         <p className="mb-1 text-xs text-amber-300" data-testid="timeline-earlier">

@@ -32,7 +32,8 @@ async function fetchLockDetail(id: string): Promise<LockDetailResponse | null> {
 
 function Field({ label, children }: { label: string; children: React.ReactNode }) {
   return (
-    <div className="grid grid-cols-[9rem_1fr] gap-2 py-1 text-sm">
+    // On a phone the label sits above its value: a full time ("since 2026-12-01 13:01:08 UTC") needs the width.
+    <div className="grid gap-x-2 py-1 text-sm sm:grid-cols-[9rem_1fr]">
       <dt className="text-slate-400">{label}</dt>
       <dd className="break-all font-mono text-slate-200">{children}</dd>
     </div>

@@ -29,6 +29,7 @@ function timelineOf(events: LockEvent[], now: number, extra: Partial<Parameters<
     now,
     zone: "utc",
     total: h.timelineTotal,
+    fit: false,
     ...extra,
   });
 }
@@ -170,6 +171,24 @@ describe("holders timeline: events to lanes", () => {
     expect(cut.timelineTotal).toBe(250);
     const mm = holderTimeline(cut.timeline, { start: T - HOUR, now: T + HOUR, zone: "utc", total: 250 });
     expect(mm).toMatchObject({ holdings: 250, earlierHolders: 180, earlierHoldings: 230 });
+  });
+
+  it("the axis fits the drawn holdings: 30 s of handovers in a 1 h window fill the axis, not its last sliver", () => {
+    const now = T + HOUR;
+    const events = Array.from({ length: 6 }, (_, i) => [
+      ev("acquired", `d-${i}`, now - 30_000 + i * 5000),
+      ev("released", `d-${i}`, now - 30_000 + i * 5000 + 4000),
+    ]).flat();
+    const m = timelineOf(events, now, { fit: true });
+    expect(m.fitted).toBe(true);
+    expect(m.start).toBe(now - 30_000 - 1500); // 5% of the drawn span before the first holding
+    const first = m.lanes[0]!.bars[0]!;
+    expect(first.left).toBeGreaterThan(0);
+    expect(first.left).toBeLessThan(10);
+    expect(first.width).toBeGreaterThan(10);
+    expect(m.ticks.every((t) => /^\d{2}:\d{2}:\d{2}$/.test(t.label))).toBe(true);
+    // An empty window keeps the whole window on the axis.
+    expect(timelineOf([], now, { fit: true })).toMatchObject({ fitted: false, start: now - HOUR });
   });
 
   it("one holder's repeated holdings share its lane", () => {
