@@ -9,6 +9,7 @@ import { HazardBadges } from "../locks/hazard-badges";
 import { compareParents, matchesFilter, queueLength } from "./chain-model";
 import { WaitChain } from "./wait-chain";
 import { HazardsOnlyToggle, SearchFilter } from "../ui/list-filters";
+import { Time } from "../time/time";
 
 const PARENTS_STEP = 50;
 
@@ -38,7 +39,12 @@ function SourceCard({ source }: { source: SourceStatus }) {
         <span className="font-mono text-slate-100">{source.id}</span>
         <span className="text-xs text-slate-400">
           {source.up ? "up" : "down"} · {source.locks} lock{source.locks === 1 ? "" : "s"}
-          {source.lastScanAt ? ` · last resync ${source.lastScanAt}` : ""}
+          {source.lastScanAt ? (
+            <>
+              {" "}
+              · last resync <Time at={source.lastScanAt} relative />
+            </>
+          ) : null}
         </span>
       </div>
       {source.error ? <p className="mt-1 text-xs text-rose-300">{source.error}</p> : null}

@@ -50,6 +50,14 @@ test("the history chart of a contended lock shows its acquisitions and holders",
   await page.goto(`${process.env.E2E_BASE_URL}/locks/${events[0]!.lockId}`);
   const contention = page.getByTestId("contention");
   await expect(contention.getByTestId("acquisitions-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
+  // Its ticks are in the one time format (HH:MM), with the zone named once.
+  await expect(contention.getByTestId("acquisitions-zone")).toHaveText(/^times in \S+/);
+  const chartTicks = await contention
+    .getByTestId("acquisitions-chart")
+    .locator(".recharts-xAxis .recharts-cartesian-axis-tick-value")
+    .allTextContents();
+  expect(chartTicks.length).toBeGreaterThan(0);
+  for (const t of chartTicks) expect(t).toMatch(/^(\d{2}-\d{2} )?\d{2}:\d{2}$/);
   // The holders timeline: a lane per holder, each bar saying in words who held it from when to when.
   const timeline = contention.getByTestId("holder-timeline");
   const lanes = timeline.getByTestId("holder-lane");
