@@ -3,15 +3,14 @@
  * tracks them into events. The lock table is read whole, so a lock absent from a successful, untruncated read is
  * really released; a failed or truncated read never counts as a release.
  */
-import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { Hazard, Lock } from "../../../lib/contract/lock";
 import type { ReleaseCommand } from "../../../lib/contract/release";
 import { escapeText } from "../../core/escape";
-import { LockTracker, type TrackerOutput } from "../../core/tracker";
-import type { DbLockSettings } from "../db-lock-settings";
-import type { WatchedSource } from "../source-port";
+import type { TrackerOutput } from "../../core/tracker";
+import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import { DbLockSource, type DbLockSourceOptions } from "../db-lock-source";
 import { buildMysqlModel, parseMysqlRows, type MysqlFlavour } from "./mysql-locks-model";
 import type { MysqlPort } from "./mysql-port";
-import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { planMysqlRelease, type MysqlReleasePlan } from "./mysql-release";
 
 type MysqlKillPlan = Exclude<MysqlReleasePlan, { kind: "refuse" }>;
@@ -22,17 +21,7 @@ interface MysqlReading {
   lock: Lock | undefined;
 }
 
-export interface MysqlSourceOptions {
-  sourceId: string;
-  agentId: string;
-  newId: () => string;
-  log: (line: string) => void;
-  settings: DbLockSettings;
-  hazardMemoryMs?: number;
-  now?: () => number;
-}
-
-const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
+export type MysqlSourceOptions = DbLockSourceOptions;
 
 /** The server's own error for a missing information table, turned into what an administrator must run. */
 export function explainMysqlError(flavour: MysqlFlavour | null, err: unknown): string {
@@ -46,52 +35,17 @@ export function explainMysqlError(flavour: MysqlFlavour | null, err: unknown): s
   return e.message ?? String(err);
 }
 
-export class MysqlSource implements WatchedSource {
-  private readonly tracker: LockTracker;
+export class MysqlSource extends DbLockSource {
   private flavour: MysqlFlavour | null = null;
   private firstSeen = new Map<string, number>();
   private names = new Map<string, Buffer>();
   private heldById = new Map<number, string[]>();
-  private up = false;
-  private error: string | undefined = "not polled yet";
-  private lastScanAt: string | undefined;
-  private lastScanMs: number | undefined;
-  private hazards: Hazard[] = [];
-  private readonly now: () => number;
 
   constructor(
     private readonly port: MysqlPort,
-    private readonly opts: MysqlSourceOptions,
+    opts: MysqlSourceOptions,
   ) {
-    this.now = opts.now ?? Date.now;
-    this.tracker = new LockTracker({
-      agentId: opts.agentId,
-      newId: opts.newId,
-      history: { maxHoldMs: opts.settings.thresholds.maxHoldMs, rememberMs: opts.hazardMemoryMs ?? 5 * 60_000 },
-    });
-  }
-
-  status(): SourceStatus {
-    const s: SourceStatus = {
-      id: this.opts.sourceId,
-      kind: "mysql",
-      up: this.up,
-      locks: this.tracker.size,
-      agentId: this.opts.agentId,
-    };
-    if (this.error) s.error = this.error;
-    if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
-    if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
-    if (this.hazards.length > 0) s.hazards = this.hazards;
-    return s;
-  }
-
-  locks(): Lock[] {
-    return this.tracker.locks();
-  }
-
-  has(lockId: string): boolean {
-    return this.tracker.has(lockId);
+    super("mysql", opts);
   }
 
   async poll(): Promise<TrackerOutput> {
@@ -103,8 +57,7 @@ export class MysqlSource implements WatchedSource {
       // One row more than the limit tells a full read from a truncated one.
       rows = parseMysqlRows(await this.port.userLocks(this.flavour, settings.queryChars, settings.maxLocks + 1));
     } catch (err) {
-      this.fail(explainMysqlError(this.flavour, err));
-      return EMPTY;
+      return this.fail(explainMysqlError(this.flavour, err));
     }
     const truncated = rows.length > settings.maxLocks;
     if (truncated) rows = rows.slice(0, settings.maxLocks);
@@ -122,38 +75,22 @@ export class MysqlSource implements WatchedSource {
     this.firstSeen = model.firstSeen;
     this.names = model.names;
     this.heldById = model.heldById;
-    this.hazards = [];
+    const hazards: Hazard[] = [];
     if (truncated) {
-      this.hazards.push({
+      hazards.push({
         code: "too-many-locks",
         severity: "warning",
         message: `More than ${settings.maxLocks} user-lock rows (DB_MAX_LOCKS): some locks are not shown and none of those counts as released.`,
       });
     }
     if (model.unnamedWaiters > 0) {
-      this.hazards.push({
+      hazards.push({
         code: "db-unnamed-waiters",
         severity: "info",
         message: `${model.unnamedWaiters} connection(s) wait in GET_LOCK for a lock whose name their statement does not spell out (a prepared statement or a variable): MariaDB does not say which lock.`,
       });
     }
-    const present = new Set(model.locks.map((l) => l.id));
-    const gone = truncated
-      ? []
-      : this.tracker
-          .locks()
-          .filter((l) => !present.has(l.id))
-          .map((l) => ({ id: l.id, atMs: observedAtMs }));
-    const out = this.tracker.apply(
-      model.locks.map((lock) => ({ lock, observedAtMs })),
-      gone,
-      { via: "poll" },
-    );
-    this.up = true;
-    this.error = undefined;
-    this.lastScanAt = new Date(observedAtMs).toISOString();
-    this.lastScanMs = observedAtMs - started;
-    return out;
+    return this.track({ locks: model.locks, observedAtMs, startedMs: started, truncated, hazards });
   }
 
   /**
@@ -171,7 +108,7 @@ export class MysqlSource implements WatchedSource {
       where: node,
       read: async () => {
         const out = await this.poll();
-        return { out, lock: this.tracker.locks().find((l) => l.id === lockId) };
+        return { out, lock: this.lock(lockId) };
       },
       seen: (r) => r.out,
       fingerprint: (r) => r.lock?.ownerFingerprint ?? null,
@@ -214,11 +151,5 @@ export class MysqlSource implements WatchedSource {
               message: perNode[0]!.detail ?? "the holder changed: nothing was ended",
             },
     };
-  }
-
-  private fail(message: string): void {
-    if (this.up || this.error !== message) this.opts.log(`${this.opts.sourceId}: poll failed: ${message}`);
-    this.up = false;
-    this.error = message.slice(0, 500);
   }
 }

@@ -3,15 +3,15 @@
  * and tracks them into events. The snapshot is complete (pg_locks is the whole lock table), so a key absent from a
  * successful, untruncated snapshot is really released; a failed or truncated poll never counts as a release.
  */
-import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
+import type { Hazard, Lock } from "../../../lib/contract/lock";
 import type { ReleaseCommand } from "../../../lib/contract/release";
-import { LockTracker, type TrackerOutput } from "../../core/tracker";
-import type { DbLockSettings } from "../db-lock-settings";
-import type { WatchedSource } from "../source-port";
+import type { TrackerOutput } from "../../core/tracker";
+import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
+import { DbLockSource, errorMessage, type DbLockSourceOptions } from "../db-lock-source";
 import { buildPgModel } from "./pg-locks-model";
 import type { PgPort } from "./pg-port";
-import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { planPgRelease, type PgReleasePlan } from "./pg-release";
+import { parsePgSnapshot } from "./pg-snapshot";
 
 type PgTerminatePlan = Exclude<PgReleasePlan, { kind: "refuse" }>;
 
@@ -21,86 +21,32 @@ interface PgReading {
   lock: Lock | undefined;
   sessionLocks: Array<{ locktype: string; mode: string; count: number }>;
 }
-import { parsePgSnapshot } from "./pg-snapshot";
 
-export interface PgSourceOptions {
-  sourceId: string;
-  agentId: string;
-  newId: () => string;
-  log: (line: string) => void;
-  settings: DbLockSettings;
-  hazardMemoryMs?: number;
-  now?: () => number;
-}
+export type PgSourceOptions = DbLockSourceOptions;
 
-const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
-
-export class PostgresSource implements WatchedSource {
-  private readonly tracker: LockTracker;
+export class PostgresSource extends DbLockSource {
   private firstSeen = new Map<string, number>();
   private ids = new Map<string, string>();
   private heldByPid = new Map<number, string[]>();
   private serverOffsetMs = 0;
-  private up = false;
-  private error: string | undefined = "not polled yet";
-  private lastScanAt: string | undefined;
-  private lastScanMs: number | undefined;
-  private hazards: Hazard[] = [];
-  private readonly now: () => number;
 
   constructor(
     private readonly port: PgPort,
-    private readonly opts: PgSourceOptions,
+    opts: PgSourceOptions,
   ) {
-    this.now = opts.now ?? Date.now;
-    this.tracker = new LockTracker({
-      agentId: opts.agentId,
-      newId: opts.newId,
-      history: { maxHoldMs: opts.settings.thresholds.maxHoldMs, rememberMs: opts.hazardMemoryMs ?? 5 * 60_000 },
-    });
-  }
-
-  status(): SourceStatus {
-    const s: SourceStatus = {
-      id: this.opts.sourceId,
-      kind: "postgres",
-      up: this.up,
-      locks: this.tracker.size,
-      agentId: this.opts.agentId,
-    };
-    if (this.error) s.error = this.error;
-    if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
-    if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
-    if (this.hazards.length > 0) s.hazards = this.hazards;
-    return s;
-  }
-
-  locks(): Lock[] {
-    return this.tracker.locks();
-  }
-
-  has(lockId: string): boolean {
-    return this.tracker.has(lockId);
+    super("postgres", opts);
   }
 
   async poll(): Promise<TrackerOutput> {
     const started = this.now();
     const { settings } = this.opts;
-    let raw: unknown;
+    let snap;
     try {
       // Query text is read even with SHOW_QUERIES=off, only to tell a pg_advisory_xact_lock holder; it is sent to the
       // dashboard only with SHOW_QUERIES=on.
-      raw = await this.port.snapshot(settings.maxLocks, Math.max(200, settings.queryChars));
+      snap = parsePgSnapshot(await this.port.snapshot(settings.maxLocks, Math.max(200, settings.queryChars)));
     } catch (err) {
-      this.fail(err);
-      return EMPTY;
-    }
-    let snap;
-    try {
-      snap = parsePgSnapshot(raw);
-    } catch (err) {
-      this.fail(err);
-      return EMPTY;
+      return this.fail(errorMessage(err));
     }
     const observedAtMs = this.now();
     this.serverOffsetMs = observedAtMs - Date.parse(snap.now);
@@ -118,7 +64,7 @@ export class PostgresSource implements WatchedSource {
     this.ids = model.ids;
     this.heldByPid = model.heldByPid;
     const truncated = snap.total > snap.locks.length;
-    this.hazards = truncated
+    const hazards: Hazard[] = truncated
       ? [
           {
             code: "too-many-locks",
@@ -127,24 +73,7 @@ export class PostgresSource implements WatchedSource {
           },
         ]
       : [];
-    const present = new Set(model.locks.map((l) => l.id));
-    const gone = truncated
-      ? []
-      : this.tracker
-          .locks()
-          .filter((l) => !present.has(l.id))
-          .map((l) => ({ id: l.id, atMs: observedAtMs }));
-    const out = this.tracker.apply(
-      model.locks.map((lock) => ({ lock, observedAtMs })),
-      gone,
-      { via: "poll" },
-    );
-    if (!this.up && this.error !== "not polled yet") this.opts.log(`${this.opts.sourceId}: polling again`);
-    this.up = true;
-    this.error = undefined;
-    this.lastScanAt = new Date(observedAtMs).toISOString();
-    this.lastScanMs = observedAtMs - started;
-    return out;
+    return this.track({ locks: model.locks, observedAtMs, startedMs: started, truncated, hazards });
   }
 
   /**
@@ -161,7 +90,7 @@ export class PostgresSource implements WatchedSource {
       where: node,
       read: async () => {
         const out = await this.poll();
-        const lock = this.tracker.locks().find((l) => l.id === lockId);
+        const lock = this.lock(lockId);
         const pid = lock?.database?.holders.length === 1 ? lock.database.holders[0]!.session.pid : null;
         const sessionLocks = pid !== null ? await this.port.sessionLocks(pid) : [];
         return { out, lock, sessionLocks };
@@ -206,12 +135,5 @@ export class PostgresSource implements WatchedSource {
             };
       },
     };
-  }
-
-  private fail(err: unknown): void {
-    const message = err instanceof Error ? err.message : String(err);
-    if (this.up || this.error !== message) this.opts.log(`${this.opts.sourceId}: poll failed: ${message}`);
-    this.up = false;
-    this.error = message.slice(0, 500);
   }
 }
