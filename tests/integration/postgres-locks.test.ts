@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
 import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
 import { NodePgPort } from "../../agent/sources/postgres/pg-client";
+import type { PgPort } from "../../agent/sources/postgres/pg-port";
 import { PostgresSource } from "../../agent/sources/postgres/pg-source";
 import { backendPid, createPgDatabase, PG_ADMIN_URL, type PgTestDatabase } from "../harness/postgres";
 import { waitFor } from "../harness/ports";
@@ -130,6 +131,59 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     expect(mine(locks, db, "1003")).toBeUndefined();
     await b.query("SELECT pg_advisory_unlock(1002)");
     await cWaits;
+  });
+
+  it("the change signal: an unchanged lock table comes back without its rows, and a holder swap with equal counts is still seen", async () => {
+    const { db, port, events } = await setup();
+    // The source on a port that records whether the server sent the rows (changed) or left them out.
+    const changed: boolean[] = [];
+    const spy: PgPort = {
+      snapshot: async (maxLocks, queryChars, known) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known);
+        changed.push((raw as { changed: boolean }).changed);
+        return raw;
+      },
+      sessionLocks: (pid) => port.sessionLocks(pid),
+      terminate: (pid, start, waitMs) => port.terminate(pid, start, waitMs),
+      close: () => port.close(),
+    };
+    const source = new PostgresSource(spy, {
+      sourceId: "postgresql://127.0.0.1:5432",
+      agentId: "test-agent",
+      newId: randomUUID,
+      log: () => undefined,
+      settings: settings(),
+    });
+    const a = await db.session("swap-a");
+    const b = await db.session("swap-b");
+    const [pa, pb] = [await backendPid(a), await backendPid(b)];
+    await a.query("SELECT pg_advisory_lock(2001)");
+    await b.query("SELECT pg_advisory_lock(2002)");
+    await pollInto(source, events);
+    // Other tests on this server may take locks meanwhile: poll until one poll finds the table as it was.
+    await waitFor("a poll whose rows were left out as unchanged", async () => {
+      await pollInto(source, events);
+      return changed.at(-1) === false;
+    });
+    let locks = source.locks();
+    expect(mine(locks, db, "2001")!.owner).toMatch(new RegExp(`^pid ${pa}@`));
+    expect(mine(locks, db, "2002")!.owner).toMatch(new RegExp(`^pid ${pb}@`));
+
+    // Between two polls A and B trade keys: the same two keys, the same count, other holders.
+    await a.query("SELECT pg_advisory_unlock(2001)");
+    await b.query("SELECT pg_advisory_unlock(2002)");
+    await a.query("SELECT pg_advisory_lock(2002)");
+    await b.query("SELECT pg_advisory_lock(2001)");
+    const before = events.length;
+    locks = await pollInto(source, events);
+    expect(changed.at(-1)).toBe(true);
+    expect(mine(locks, db, "2001")!.owner).toMatch(new RegExp(`^pid ${pb}@`));
+    expect(mine(locks, db, "2002")!.owner).toMatch(new RegExp(`^pid ${pa}@`));
+    const swapped = events.slice(before).filter((e) => e.resource.startsWith(`${db.name}:`));
+    expect(swapped.map((e) => [e.type, e.resource]).sort()).toEqual([
+      ["owner-changed", `${db.name}:2001`],
+      ["owner-changed", `${db.name}:2002`],
+    ]);
   });
 
   it("follows a chain through a session that waits for a table lock, not an advisory one, to the root", async () => {

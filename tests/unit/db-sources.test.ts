@@ -30,6 +30,8 @@ const sessionRow = {
 const snapshot = (objids: number[], total = objids.length) => ({
   now: "2026-12-01T10:00:00+00:00",
   total,
+  signature: `${total}:${objids.join("+")}`,
+  changed: true,
   locks: {
     database: objids.map(() => 5),
     classid: objids.map(() => 0),
@@ -49,7 +51,10 @@ const snapshot = (objids: number[], total = objids.length) => ({
 class FakePg implements PgPort {
   answers: Array<unknown | Error> = [];
   terminated: Array<[number, string]> = [];
-  async snapshot() {
+  /** The signature each poll sent (null: the rows in full). */
+  signatures: Array<string | null> = [];
+  async snapshot(_maxLocks: number, _queryChars: number, knownSignature: string | null) {
+    this.signatures.push(knownSignature);
     const a = this.answers.shift();
     if (a instanceof Error) throw a;
     return a;
@@ -64,7 +69,7 @@ class FakePg implements PgPort {
   async close() {}
 }
 
-function pgSource(port: PgPort) {
+function pgSource(port: PgPort, now = () => Date.parse("2026-12-01T10:00:00.100Z")) {
   let n = 0;
   return new PostgresSource(port, {
     sourceId: "postgresql://db:5432",
@@ -72,9 +77,18 @@ function pgSource(port: PgPort) {
     newId: () => `id-${++n}`,
     log: () => undefined,
     settings,
-    now: () => Date.parse("2026-12-01T10:00:00.100Z"),
+    now,
   });
 }
+
+/** The server's answer when the signature sent is its own: no lock rows, fresh sessions. */
+const unchanged = (snap: ReturnType<typeof snapshot>, sessions = snap.sessions) => ({
+  ...snap,
+  changed: false,
+  locks: null,
+  databases: null,
+  sessions,
+});
 
 describe("PostgresSource", () => {
   it("turns polls into acquired and released events; a failed poll releases nothing and marks the source down", async () => {
@@ -91,6 +105,50 @@ describe("PostgresSource", () => {
     expect(src.status()).toMatchObject({ up: true, locks: 1 });
   });
 
+  it("sends the signature it has; rows left out are the known ones, and a reused pid is still a new owner", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    const first = snapshot([1]);
+    // The same rows, but pid 100 is now a newer session (another backend_start): only the sessions say so.
+    const reused = { ...sessionRow, backendStart: "2026-12-01T09:59:59.5+00:00" };
+    port.answers.push(first, unchanged(first), unchanged(first, [reused]));
+    expect((await src.poll()).events.map((e) => e.type)).toEqual(["acquired"]);
+    expect((await src.poll()).events).toEqual([]);
+    expect(src.locks().map((l) => l.resource)).toEqual(["app:1"]);
+    const swapped = await src.poll();
+    expect(swapped.events.map((e) => [e.type, e.owner])).toEqual([
+      ["owner-changed", "pid 100@2026-12-01T09:59:59.5+00:00"],
+    ]);
+    expect(port.signatures).toEqual([null, first.signature, first.signature]);
+  });
+
+  it("asks for the rows in full at least once a minute, and after a failed poll", async () => {
+    const port = new FakePg();
+    let t = Date.parse("2026-12-01T10:00:00.100Z");
+    const src = pgSource(port, () => t);
+    const snap = snapshot([1]);
+    port.answers.push(snap, unchanged(snap), snap, new Error("connection reset"), snap);
+    await src.poll();
+    t += 59_000;
+    await src.poll();
+    t += 2_000;
+    await src.poll();
+    await src.poll();
+    await src.poll();
+    expect(port.signatures).toEqual([null, snap.signature, null, snap.signature, null]);
+  });
+
+  it("a snapshot that leaves the rows out for a signature the agent did not send is an error, not an empty table", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    const snap = snapshot([1]);
+    port.answers.push(snap, { ...unchanged(snap), signature: "1:other" });
+    await src.poll();
+    expect((await src.poll()).events).toEqual([]);
+    expect(src.status()).toMatchObject({ up: false, locks: 1 });
+    expect(src.status().error).toContain("not the known one");
+  });
+
   it("a truncated snapshot (more rows than DB_MAX_LOCKS) releases nothing and says so", async () => {
     const port = new FakePg();
     const src = pgSource(port);
@@ -104,7 +162,7 @@ describe("PostgresSource", () => {
   it("a malformed snapshot is an error naming the field, not a crash", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    port.answers.push({ now: "x", total: 1, locks: "no", blocking: [], sessions: [] });
+    port.answers.push({ now: "x", total: 1, signature: "1:1", changed: true, locks: "no", blocking: [], sessions: [] });
     await src.poll();
     expect(src.status().error).toContain("locks");
   });

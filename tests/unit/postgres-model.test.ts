@@ -14,10 +14,12 @@ import { planPgRelease } from "../../agent/sources/postgres/pg-release";
 import { decodeAdvisoryKey, parsePgSnapshot, type PgSessionRow } from "../../agent/sources/postgres/pg-snapshot";
 
 // Pasted from PostgreSQL 15 (PG_POLL_SQL, session TimeZone UTC): A (pid 100) holds 1001 and is idle; B (pid 200)
-// holds 1002 and waits for 1001; C (pid 300) waits for 1002.
+// holds 1002 and waits for 1001; C (pid 300) waits for 1002. (The signature is made up: these pids were renumbered.)
 const SAMPLE = {
   now: "2026-12-01T10:00:00.000000+00:00",
   total: 4,
+  signature: "4:-3326104526451937023",
+  changed: true,
   locks: {
     database: [16384, 16384, 16384, 16384],
     classid: [0, 0, 0, 0],
@@ -38,6 +40,18 @@ const SAMPLE = {
     session(200, { state: "active", xactStart: "2026-12-01T09:59:00+00:00", query: "SELECT pg_advisory_lock(1001)" }),
     session(300, { state: "active", xactStart: "2026-12-01T09:59:50+00:00", query: "SELECT pg_advisory_lock(1002)" }),
   ],
+};
+
+/** The locks of a server without advisory locks: array_agg over no rows is null. */
+const none = {
+  database: null,
+  classid: null,
+  objid: null,
+  objsubid: null,
+  shared: null,
+  granted: null,
+  pid: null,
+  waitstart: null,
 };
 
 function session(pid: number, over: Partial<PgSessionRow>): PgSessionRow {
@@ -99,17 +113,17 @@ describe("parsePgSnapshot", () => {
     });
   });
   it("reads a server without advisory locks (every column null)", () => {
-    const none = {
-      database: null,
-      classid: null,
-      objid: null,
-      objsubid: null,
-      shared: null,
-      granted: null,
-      pid: null,
-      waitstart: null,
-    };
     expect(parsePgSnapshot({ ...SAMPLE, locks: none, databases: [] }).locks).toEqual([]);
+  });
+  it("keeps the known rows when the server left them out for the same signature, and refuses any other", () => {
+    const first = parsePgSnapshot(SAMPLE);
+    expect(first.reused).toBe(false);
+    const same = { ...SAMPLE, changed: false, locks: null, databases: null };
+    const again = parsePgSnapshot(same, { signature: SAMPLE.signature, locks: first.locks });
+    expect(again).toMatchObject({ reused: true, total: 4 });
+    expect(again.locks).toBe(first.locks);
+    expect(() => parsePgSnapshot(same, { signature: "4:1", locks: first.locks })).toThrow("not the known one");
+    expect(() => parsePgSnapshot(same, null)).toThrow("not the known one");
   });
   it.each([
     [null, "(root)"],
@@ -178,7 +192,7 @@ describe("buildPgModel", () => {
     const next = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: model.firstSeen }));
     expect([...next.firstSeen.entries()]).toEqual([...model.firstSeen.entries()]);
     const empty = buildPgModel(
-      parsePgSnapshot({ ...SAMPLE, locks: null, databases: [], total: 0 }),
+      parsePgSnapshot({ ...SAMPLE, locks: none, databases: [], total: 0, signature: "0:0" }),
       ctx({ firstSeen: model.firstSeen }),
     );
     expect(empty.firstSeen.size).toBe(0);

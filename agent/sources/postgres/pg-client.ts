@@ -30,8 +30,8 @@ export class NodePgPort implements PgPort {
     this.pool.on("error", () => undefined);
   }
 
-  async snapshot(maxLocks: number, queryChars: number): Promise<unknown> {
-    const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [maxLocks, queryChars]);
+  async snapshot(maxLocks: number, queryChars: number, knownSignature: string | null): Promise<unknown> {
+    const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [maxLocks, queryChars, knownSignature]);
     return r.rows[0]?.snapshot;
   }
 

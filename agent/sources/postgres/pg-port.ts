@@ -1,7 +1,10 @@
 /** The only statements the PostgreSQL source runs. Unit tests fake this port; integration tests use the real one. */
 export interface PgPort {
-  /** PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. */
-  snapshot(maxLocks: number, queryChars: number): Promise<unknown>;
+  /**
+   * PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. With the signature of
+   * the lock rows the agent already has, the server leaves the rows out when its own signature is the same.
+   */
+  snapshot(maxLocks: number, queryChars: number, knownSignature: string | null): Promise<unknown>;
   /** Lock counts this session holds now, by locktype and mode (a release's dry run shows them). */
   sessionLocks(pid: number): Promise<Array<{ locktype: string; mode: string; count: number }>>;
   /**

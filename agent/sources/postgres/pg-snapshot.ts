@@ -57,8 +57,10 @@ const sessionRow = z.object({
 const snapshotSchema = z.object({
   now: z.string().max(64),
   total: z.number().int().nonnegative(),
+  signature: z.string().max(100),
+  changed: z.boolean(),
   locks: locksSchema.nullable(),
-  databases: z.array(z.tuple([oid, z.string()])),
+  databases: z.array(z.tuple([oid, z.string()])).nullable(),
   blocking: z.array(z.object({ pid: z.number().int(), by: z.array(z.number().int()).nullable() })),
   sessions: z.array(sessionRow),
 });
@@ -80,12 +82,22 @@ export type PgSessionRow = z.output<typeof sessionRow>;
 export interface PgSnapshot {
   now: string;
   total: number;
+  /** The server's signature of every advisory lock row (count and a sum of row hashes). */
+  signature: string;
+  /** The lock rows were left out (the signature was the known one) and are the known rows. */
+  reused: boolean;
   locks: PgLockRow[];
   blocking: Array<{ pid: number; by: number[] | null }>;
   sessions: PgSessionRow[];
 }
 
-export function parsePgSnapshot(input: unknown): PgSnapshot {
+/** The lock rows of the previous snapshot, with their signature: the server leaves them out while they are the same. */
+export interface KnownPgLocks {
+  signature: string;
+  locks: PgLockRow[];
+}
+
+export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = null): PgSnapshot {
   const r = snapshotSchema.safeParse(input);
   if (!r.success) {
     const issue = r.error.issues[0];
@@ -93,8 +105,17 @@ export function parsePgSnapshot(input: unknown): PgSnapshot {
       `unexpected pg_locks snapshot at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
     );
   }
-  const { locks: c, databases, ...rest } = r.data;
-  const names = new Map(databases);
+  const { locks: c, databases, changed, ...rest } = r.data;
+  if (!changed) {
+    // Only the signature the agent sent can make the server leave the rows out; anything else is not this agent's.
+    if (known === null || known.signature !== rest.signature) {
+      throw new Error(
+        `unexpected pg_locks snapshot: lock rows left out, but signature ${rest.signature} is not the known one`,
+      );
+    }
+    return { ...rest, reused: true, locks: known.locks };
+  }
+  const names = new Map(databases ?? []);
   const n = c?.pid.length ?? 0;
   const locks: PgLockRow[] = new Array<PgLockRow>(n);
   if (c) {
@@ -116,7 +137,7 @@ export function parsePgSnapshot(input: unknown): PgSnapshot {
       };
     }
   }
-  return { ...rest, locks };
+  return { ...rest, reused: false, locks };
 }
 
 /**
