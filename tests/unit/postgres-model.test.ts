@@ -13,23 +13,35 @@ import {
 import { planPgRelease } from "../../agent/sources/postgres/pg-release";
 import { decodeAdvisoryKey, parsePgSnapshot, type PgSessionRow } from "../../agent/sources/postgres/pg-snapshot";
 
-// Pasted from PostgreSQL 15 (PG_POLL_SQL, session TimeZone UTC): A (pid 100) holds 1001 and is idle; B (pid 200)
-// holds 1002 and waits for 1001; C (pid 300) waits for 1002. (The signature is made up: these pids were renumbered.)
+// In PG_POLL_SQL's shape (see the sample pasted in pg-snapshot.ts), with pids renumbered and so a made-up signature:
+// A (pid 100) holds 1001 and is idle; B (pid 200) holds 1002 and waits for 1001; C (pid 300) waits for 1002.
 const SAMPLE = {
   now: "2026-12-01T10:00:00.000000+00:00",
   total: 4,
   signature: "4:-3326104526451937023",
   changed: true,
-  locks: {
-    database: [16384, 16384, 16384, 16384],
-    classid: [0, 0, 0, 0],
-    objid: [1001, 1002, 1001, 1002],
-    objsubid: [1, 1, 1, 1],
-    shared: [false, false, false, false],
-    granted: [true, true, false, false],
-    pid: [100, 200, 200, 300],
-    waitstart: [null, null, "2026-12-01T09:59:00.000000+00:00", "2026-12-01T09:59:50.000000+00:00"],
-  },
+  locks: [
+    {
+      database: 16384,
+      objsubid: 1,
+      shared: false,
+      granted: true,
+      classid: null,
+      objid: [1001, 1002],
+      pid: [100, 200],
+      waitstart: null,
+    },
+    {
+      database: 16384,
+      objsubid: 1,
+      shared: false,
+      granted: false,
+      classid: null,
+      objid: [1001, 1002],
+      pid: [200, 300],
+      waitstart: ["2026-12-01T09:59:00.000000+00:00", "2026-12-01T09:59:50.000000+00:00"],
+    },
+  ],
   databases: [[16384, "app"]],
   blocking: [
     { pid: 200, by: [100] },
@@ -40,18 +52,6 @@ const SAMPLE = {
     session(200, { state: "active", xactStart: "2026-12-01T09:59:00+00:00", query: "SELECT pg_advisory_lock(1001)" }),
     session(300, { state: "active", xactStart: "2026-12-01T09:59:50+00:00", query: "SELECT pg_advisory_lock(1002)" }),
   ],
-};
-
-/** The locks of a server without advisory locks: array_agg over no rows is null. */
-const none = {
-  database: null,
-  classid: null,
-  objid: null,
-  objsubid: null,
-  shared: null,
-  granted: null,
-  pid: null,
-  waitstart: null,
 };
 
 function session(pid: number, over: Partial<PgSessionRow>): PgSessionRow {
@@ -99,8 +99,10 @@ describe("decodeAdvisoryKey", () => {
 });
 
 describe("parsePgSnapshot", () => {
-  it("accepts the pasted sample and turns oids into numbers", () => {
+  it("accepts the sample and spreads its groups into rows (classid 0 and a holder's null waitstart filled in)", () => {
     const snap = parsePgSnapshot(SAMPLE);
+    expect(snap.locks).toHaveLength(4);
+    expect(snap.locks[1]).toMatchObject({ classid: 0, objid: 1002, pid: 200, granted: true, waitstart: null });
     expect(snap.locks[2]).toEqual({
       db: "app",
       classid: 0,
@@ -112,8 +114,8 @@ describe("parsePgSnapshot", () => {
       waitstart: "2026-12-01T09:59:00.000000+00:00",
     });
   });
-  it("reads a server without advisory locks (every column null)", () => {
-    expect(parsePgSnapshot({ ...SAMPLE, locks: none, databases: [] }).locks).toEqual([]);
+  it("reads a server without advisory locks (no groups)", () => {
+    expect(parsePgSnapshot({ ...SAMPLE, locks: [], databases: [] }).locks).toEqual([]);
   });
   it("keeps the known rows when the server left them out for the same signature, and refuses any other", () => {
     const first = parsePgSnapshot(SAMPLE);
@@ -127,8 +129,9 @@ describe("parsePgSnapshot", () => {
   });
   it.each([
     [null, "(root)"],
-    [{ ...SAMPLE, locks: { ...SAMPLE.locks, classid: [-1, 0, 0, 0] } }, "locks.classid.0"],
-    [{ ...SAMPLE, locks: { ...SAMPLE.locks, pid: [100] } }, "locks.database: 4 values, not 1"],
+    [{ ...SAMPLE, locks: [{ ...SAMPLE.locks[0]!, classid: [-1, 0] }] }, "locks.0.classid.0"],
+    [{ ...SAMPLE, locks: [SAMPLE.locks[0]!, { ...SAMPLE.locks[1]!, pid: [100] }] }, "locks.1.pid: 1 values, not 2"],
+    [{ ...SAMPLE, locks: [{ ...SAMPLE.locks[1]!, waitstart: [null] }] }, "locks.0.waitstart: 1 values, not 2"],
     [{ ...SAMPLE, sessions: "x" }, "sessions"],
   ])("names the bad field of %j", (input, where) => {
     expect(() => parsePgSnapshot(input)).toThrow(where);
@@ -192,7 +195,7 @@ describe("buildPgModel", () => {
     const next = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: model.firstSeen }));
     expect([...next.firstSeen.entries()]).toEqual([...model.firstSeen.entries()]);
     const empty = buildPgModel(
-      parsePgSnapshot({ ...SAMPLE, locks: none, databases: [], total: 0, signature: "0:0" }),
+      parsePgSnapshot({ ...SAMPLE, locks: [], databases: [], total: 0, signature: "0:0" }),
       ctx({ firstSeen: model.firstSeen }),
     );
     expect(empty.firstSeen.size).toBe(0);

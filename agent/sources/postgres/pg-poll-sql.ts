@@ -17,12 +17,17 @@
  * the rows it has: turning 5,000 rows into JSON is most of the statement's cost, reading them is not. Any row that
  * differs (a holder swap with equal counts, a waiter granted, a new wait) changes the sum unless two 64-bit hash sums
  * collide. A reused pid with the same rows is caught by the sessions, which come every poll with their backend_start.
- * The hash is of an exact packing (a pid is below 2^22 on Linux, so pid << 4 stays clear of the database oid's bits).
+ * The hash is of an exact packing (a pid is below 2^22 on Linux, so pid << 4 stays clear of the database oid's bits);
+ * no term is ever NULL (a waiter's waitstart is NULL for a moment before its wait begins), so no row drops out of the
+ * sum.
  *
- * Output: one row, one json column `snapshot`: { now, total, signature, changed, locks: { column: [...] } | null,
- * databases: [[oid, name]] | null, blocking: [...], sessions: [...] }. The locks come as one array per column, not
- * one object per lock: building 5,000 JSON objects cost the server about 17 ms of CPU per poll here, the columns
- * about 5 ms.
+ * Output: one row, one json column `snapshot`: { now, total, signature, changed, locks: [group] | null,
+ * databases: [[oid, name]] | null, blocking: [...], sessions: [...] }. The locks come grouped by what most rows share
+ * (database, objsubid, mode, granted, and whether the key's high half is 0), each group one array per column, and a
+ * column a group does not need is null: classid when every key is below 2^32, waitstart for holders. Building one JSON
+ * object per lock cost about 17 ms of server CPU per poll at 5,000 locks, one array per column about 5 ms, and the
+ * groups leave out five of the eight columns for the usual lock (measured: 19-22 ms against 27 ms in full, at load
+ * average 7.6, where the figures are about twice those at load 2.5).
  */
 export const PG_POLL_SQL = `
 WITH RECURSIVE l AS MATERIALIZED (
@@ -33,9 +38,9 @@ WITH RECURSIVE l AS MATERIALIZED (
 sig AS (
   SELECT count(*) AS total, count(*) || ':' || COALESCE(sum(
     pg_catalog.hashint8extended((classid::int8 << 32) | objid::int8,
-      (database::int8 << 32) # (pid::int8 << 4) # (objsubid::int8 << 2)
+      (COALESCE(database, 0)::int8 << 32) # (pid::int8 << 4) # (objsubid::int8 << 2)
         # CASE WHEN mode = 'ShareLock' THEN 2 ELSE 0 END # CASE WHEN granted THEN 1 ELSE 0 END)
-    # CASE WHEN granted THEN 0 ELSE pg_catalog.hashtextextended(waitstart::text, 0) END), 0) AS signature
+    # CASE WHEN granted THEN 0 ELSE COALESCE(pg_catalog.hashtextextended(waitstart::text, 0), 1) END), 0) AS signature
   FROM l WHERE locktype = 'advisory'
 ),
 adv AS (
@@ -59,12 +64,15 @@ SELECT json_build_object(
   'total', sig.total,
   'signature', sig.signature,
   'changed', sig.signature IS DISTINCT FROM $3::text,
-  'locks', CASE WHEN sig.signature IS DISTINCT FROM $3::text THEN (
-    SELECT json_build_object(
-      'database', array_agg(database::int8), 'classid', array_agg(classid::int8), 'objid', array_agg(objid::int8),
-      'objsubid', array_agg(objsubid), 'shared', array_agg(mode = 'ShareLock'), 'granted', array_agg(granted),
-      'pid', array_agg(pid), 'waitstart', array_agg(waitstart))
-    FROM adv) END,
+  'locks', CASE WHEN sig.signature IS DISTINCT FROM $3::text THEN COALESCE((
+    SELECT json_agg(json_build_object(
+      'database', g.database, 'objsubid', g.objsubid, 'shared', g.shared, 'granted', g.granted,
+      'classid', g.classid, 'objid', g.objid, 'pid', g.pid, 'waitstart', g.waitstart))
+    FROM (
+      SELECT database::int8 AS database, objsubid, mode = 'ShareLock' AS shared, granted,
+        array_agg(classid::int8) FILTER (WHERE classid <> 0) AS classid, array_agg(objid::int8) AS objid,
+        array_agg(pid) AS pid, array_agg(waitstart) FILTER (WHERE NOT granted) AS waitstart
+      FROM adv GROUP BY 1, 2, 3, 4, classid = 0) g), '[]'::json) END,
   'databases', CASE WHEN sig.signature IS DISTINCT FROM $3::text THEN COALESCE((
     SELECT json_agg(json_build_array(d.oid::int8, d.datname))
     FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT database FROM adv)), '[]'::json) END,

@@ -1,42 +1,41 @@
 /**
  * Parses the JSON document PG_POLL_SQL returns. A sample, as PostgreSQL 15 printed it (session TimeZone UTC): pid
- * 21308 holds 42 in database 16384 ("test"), pid 21309 waits for it.
+ * 5975 holds 77 (pg_advisory_xact_lock) in database 5 ("postgres") and is idle in transaction, pid 5976 waits for it.
  *
- *   { "now": "2026-12-01T09:29:20.914147+00:00", "total": 2,
- *     "locks": { "database": [16384, 16384], "classid": [0, 0], "objid": [42, 42], "objsubid": [1, 1],
- *                "shared": [false, false], "granted": [true, false], "pid": [21308, 21309],
- *                "waitstart": [null, "2026-12-01T09:29:20.599609+00:00"] },
- *     "databases": [[16384, "test"]],
- *     "blocking": [ { "pid": 21309, "by": [21308] } ],
+ *   { "now": "2026-12-01T13:03:56.21057+00:00", "total": 2, "signature": "2:-740810963803565149", "changed": true,
+ *     "locks": [
+ *       { "database": 5, "objsubid": 1, "shared": false, "granted": false, "classid": null, "objid": [77],
+ *         "pid": [5976], "waitstart": ["2026-12-01T13:03:56.179105+00:00"] },
+ *       { "database": 5, "objsubid": 1, "shared": false, "granted": true, "classid": null, "objid": [77],
+ *         "pid": [5975], "waitstart": null } ],
+ *     "databases": [[5, "postgres"]],
+ *     "blocking": [ { "pid": 5976, "by": [5975] } ],
  *     "sessions": [
- *       { "pid": 21308, "backendStart": "2026-12-01T09:29:20.547159+00:00", "user": "root", "application": "holderA",
- *         "clientAddr": "127.0.0.1", "clientPort": 33212, "db": "test", "state": "idle in transaction",
- *         "xactStart": "2026-12-01T09:29:20.58659+00:00", "queryStart": "2026-12-01T09:29:20.590722+00:00",
- *         "stateChange": "2026-12-01T09:29:20.590868+00:00", "query": "select pg_advisory_xact_lock(77)" } ] }
+ *       { "pid": 5975, "backendStart": "2026-12-01T13:03:56.163329+00:00", "user": "root", "application": "holderA",
+ *         "clientAddr": "127.0.0.1", "clientPort": 56784, "db": "postgres", "state": "idle in transaction",
+ *         "xactStart": "2026-12-01T13:03:56.17635+00:00", "queryStart": "2026-12-01T13:03:56.176954+00:00",
+ *         "stateChange": "2026-12-01T13:03:56.177479+00:00", "query": "select pg_advisory_xact_lock(77)" }, ... ] }
  *
- * With no advisory lock every column is null. Columns of different lengths, or anything else unexpected, are an
- * error naming the field.
+ * The next poll, sent that signature, got `"changed": false, "locks": null, "databases": null` and the same
+ * blocking and sessions. With no advisory lock `locks` is []. Columns of different lengths within a group, or
+ * anything else unexpected, are an error naming the field.
  */
 import { z } from "zod";
 
 const oid = z.number().int().nonnegative().max(0xffffffff);
 const time = z.string().max(64).nullable();
-/** array_agg over no rows is NULL: an empty column. */
-const column = <T extends z.ZodTypeAny>(item: T) =>
-  z
-    .array(item)
-    .nullable()
-    .transform((v) => v ?? []);
-
-const locksSchema = z.object({
-  database: column(oid),
-  classid: column(oid),
-  objid: column(oid),
-  objsubid: column(z.number().int()),
-  shared: column(z.boolean()),
-  granted: column(z.boolean()),
-  pid: column(z.number().int()),
-  waitstart: column(time),
+/** One group of lock rows: what its rows share, then one array per column that varies. */
+const groupSchema = z.object({
+  database: oid,
+  objsubid: z.number().int(),
+  shared: z.boolean(),
+  granted: z.boolean(),
+  /** null: every key of the group has classid 0. */
+  classid: z.array(oid).nullable(),
+  objid: z.array(oid),
+  pid: z.array(z.number().int()),
+  /** null for holders (no wait). */
+  waitstart: z.array(time).nullable(),
 });
 
 const sessionRow = z.object({
@@ -59,7 +58,7 @@ const snapshotSchema = z.object({
   total: z.number().int().nonnegative(),
   signature: z.string().max(100),
   changed: z.boolean(),
-  locks: locksSchema.nullable(),
+  locks: z.array(groupSchema).nullable(),
   databases: z.array(z.tuple([oid, z.string()])).nullable(),
   blocking: z.array(z.object({ pid: z.number().int(), by: z.array(z.number().int()).nullable() })),
   sessions: z.array(sessionRow),
@@ -116,25 +115,31 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
     return { ...rest, reused: true, locks: known.locks };
   }
   const names = new Map(databases ?? []);
-  const n = c?.pid.length ?? 0;
-  const locks: PgLockRow[] = new Array<PgLockRow>(n);
-  if (c) {
-    for (const [name, col] of Object.entries(c)) {
-      if (col.length !== n) {
-        throw new Error(`unexpected pg_locks snapshot at locks.${name}: ${col.length} values, not ${n}`);
+  const locks: PgLockRow[] = [];
+  for (const [i, g] of (c ?? []).entries()) {
+    const n = g.objid.length;
+    for (const [name, col] of [
+      ["classid", g.classid],
+      ["pid", g.pid],
+      ["waitstart", g.waitstart],
+    ] as const) {
+      if (col !== null && col.length !== n) {
+        throw new Error(`unexpected pg_locks snapshot at locks.${i}.${name}: ${col.length} values, not ${n}`);
       }
     }
-    for (let i = 0; i < n; i++) {
-      locks[i] = {
-        db: names.get(c.database[i]!) ?? null,
-        classid: c.classid[i]!,
-        objid: c.objid[i]!,
-        objsubid: c.objsubid[i]!,
-        mode: c.shared[i] ? "ShareLock" : "ExclusiveLock",
-        granted: c.granted[i]!,
-        pid: c.pid[i]!,
-        waitstart: c.waitstart[i]!,
-      };
+    const db = names.get(g.database) ?? null;
+    const mode = g.shared ? "ShareLock" : "ExclusiveLock";
+    for (let j = 0; j < n; j++) {
+      locks.push({
+        db,
+        classid: g.classid?.[j] ?? 0,
+        objid: g.objid[j]!,
+        objsubid: g.objsubid,
+        mode,
+        granted: g.granted,
+        pid: g.pid[j]!,
+        waitstart: g.waitstart?.[j] ?? null,
+      });
     }
   }
   return { ...rest, reused: false, locks };
