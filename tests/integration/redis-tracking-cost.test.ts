@@ -58,6 +58,41 @@ describe("the cost of watching", () => {
     expect(polled.reads).toBeGreaterThanOrEqual(5 * 50 * 4);
   });
 
+  it("the sweep finds a change tracking missed, at about 2 commands per quiet swept lock (INFO commandstats)", async () => {
+    const r = await server();
+    const c = r.client();
+    for (let i = 0; i < 50; i++) await c.set(`swept:lock:${i}`, `token-${i}`, "PX", 600_000);
+    const a = await agent(r.url, { changeDetection: "track", sweepMs: 2000 });
+    await waitFor("50 locks seen", () => a.events.filter((e) => e.type === "acquired").length === 50);
+    await waitFor("track live", () => a.loop.statuses()[0]!.changeDetection === "track");
+    // The server stops announcing the reader's keys, while the agent still believes it is tracked: what only the
+    // sweep can then see.
+    const reader = (a.sources.sources[0] as unknown as { client: import("ioredis").Redis }).client;
+    await reader.call("CLIENT", "TRACKING", "OFF");
+    await c.config("RESETSTAT");
+    await c.set("swept:lock:7", "token-other", "PX", 600_000);
+    await c.pexpire("swept:lock:8", 900_000);
+    await waitFor("owner change found", () => a.types("swept:lock:7").join() === "acquired,owner-changed", {
+      timeoutMs: 8000,
+    });
+    await waitFor("renewal found", () => a.types("swept:lock:8").join() === "acquired,renewed", { timeoutMs: 8000 });
+    for (const k of ["swept:lock:7", "swept:lock:8"]) {
+      expect(a.events.find((e) => e.resource === k && e.type !== "acquired")!.detail?.observedBy).toBe("poll");
+    }
+    // One more sweep period with nothing changing, then the server's count of what the sweep sent.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const calls = commandCalls(await c.info("commandstats"));
+    const n = (cmd: string) => calls.get(cmd) ?? 0;
+    // Every lock was swept at least once (a GETRANGE each), the two changed ones also read fully (TYPE, STRLEN);
+    // a quiet lock costs PTTL + GETRANGE.
+    expect(n("getrange")).toBeGreaterThanOrEqual(50);
+    expect(n("type")).toBeGreaterThanOrEqual(2);
+    expect(n("type")).toBeLessThanOrEqual(6);
+    expect(n("strlen")).toBe(n("type"));
+    const perSweptLock = (n("pttl") + n("getrange") + n("type") + n("strlen")) / (n("getrange") - n("strlen"));
+    expect(perSweptLock).toBeLessThan(2.3);
+  });
+
   it("does not re-send a 1 MB key name on every poll or sweep, in either mode", async () => {
     const r = await server();
     const c = r.client();

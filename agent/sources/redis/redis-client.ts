@@ -121,6 +121,58 @@ export class IoredisLockPort implements RedisLockPort {
     return out;
   }
 
+  async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
+    const p = this.client.pipeline();
+    keys.forEach((k, i) => {
+      const type = types[i];
+      p.pttl(k);
+      if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
+      else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
+      else if (type === "zset") p.zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
+      else if (type === "list") p.lrangeBuffer(k, 0, PAGE - 1);
+      else if (type === "set") p.sscanBuffer(k, "0", "COUNT", PAGE);
+    });
+    const replies = ((await p.exec()) ?? []) as Reply[];
+    const out: Array<KeySample | null> = [];
+    let at = 0;
+    keys.forEach((key, i) => {
+      const type = types[i]!;
+      const bounded = ["string", "hash", "zset", "list", "set"].includes(type);
+      const [ttl, body] = [replies[at], bounded ? replies[at + 1] : undefined];
+      at += bounded ? 2 : 1;
+      const failed = ttl?.[0] ?? body?.[0];
+      if (failed && UNAVAILABLE.test(failed.message)) throw failed;
+      // A WRONGTYPE (the type changed), a redirect or any other error: the full read decides.
+      if (!bounded || !ttl || !body || failed) {
+        out.push(null);
+        return;
+      }
+      const sample: KeySample = { key, type, pttl: Number(ttl[1]) };
+      const v = body[1];
+      if (type === "string") {
+        const prefix = v as Buffer;
+        sample.string = { prefix, length: prefix.length };
+      } else if (type === "zset") {
+        const members = pairs(v as Buffer[]).map(([m, s]) => [m, Number(s.toString())] as [Buffer, number]);
+        sample.zset = { length: members.length, members };
+      } else if (type === "list") {
+        const items = v as Buffer[];
+        sample.list = { length: items.length, items };
+      } else {
+        // HSCAN / SSCAN: only a page that ended the scan (cursor 0) is the whole of the key.
+        const [cursor, flat] = v as [Buffer, Buffer[]];
+        if (cursor.toString() !== "0") {
+          out.push(null);
+          return;
+        }
+        if (type === "hash") sample.hash = { length: flat.length / 2, fields: pairs(flat) };
+        else sample.set = { length: flat.length, members: flat };
+      }
+      out.push(sample);
+    });
+    return out;
+  }
+
   async numsub(channels: string[]) {
     return this.client.pubsub("NUMSUB", ...channels);
   }

@@ -36,6 +36,13 @@ export interface RedisLockPort {
   scan(cursor: string, count: number): Promise<{ cursor: string; keys: Buffer[] }>;
   /** Pipelined TYPE + PTTL + a bounded read per key; one round trip for a batch. */
   sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]>;
+  /**
+   * The safety sweep's cheap re-read (sweep-check.ts): PTTL and the same bounded read as sample(), without TYPE and
+   * the length, pipelined. Per key the sample it implies (lengths from what was read), or null when the read
+   * cannot be complete or failed (a WRONGTYPE error: the type changed): such a key needs sample(). Optional: a port
+   * without it has every swept key read with sample().
+   */
+  resample?(keys: Buffer[], types: readonly string[], previewBytes: number): Promise<Array<KeySample | null>>;
   /** PUBSUB NUMSUB: subscribers per channel (Redisson waiters wait on a channel, not in a key). */
   numsub(channels: string[]): Promise<unknown>;
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */

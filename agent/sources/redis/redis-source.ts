@@ -31,6 +31,8 @@ import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/
 import type { KeySample, RedisLockPort } from "./redis-port";
 import { DeadlineHeap } from "./deadline-heap";
 import { CommandCosts, ServerTimeBudget } from "./server-time-budget";
+import { PAGE } from "./redis-client";
+import { contentDigest, unchangedSince } from "./sweep-check";
 
 export interface RedisSourceOptions {
   sourceId: string;
@@ -100,6 +102,14 @@ interface KnownKey {
   checkAtMs?: number;
   /** When its last renewal was seen (the renewal period, for the check above). */
   renewedAtMs?: number;
+  /**
+   * Digest of the last full read when that read saw the whole value and the lock has no companion keys: the sweep
+   * then re-reads it with PTTL and the bounded read only (sweep-check.ts). Undefined: the sweep reads it fully.
+   */
+  digest?: string;
+  /** Redisson waiters: the lock's unlock channel and its subscriber count at the last full read. */
+  channel?: string;
+  subscribers?: number;
 }
 
 export type ChangeDetection = "track" | "poll";
@@ -161,6 +171,7 @@ export class RedisSource {
   private readonly budget: ServerTimeBudget;
   private readonly costs = new CommandCosts();
   private costsReadAtMs = Number.NEGATIVE_INFINITY;
+  private runIdReadAtMs = Number.NEGATIVE_INFINITY;
   private readonly sweepMs: number;
 
   constructor(
@@ -254,7 +265,9 @@ export class RedisSource {
     let full = false;
     let dirty: KnownKey[] = [];
     try {
-      const restarted = await this.checkRunId();
+      const restarted = await this.checkRunId(
+        this.detection === "poll" || this.resyncPending || this.failoverFrom !== null,
+      );
       await this.readCommandCosts();
       const failoverFrom = this.failoverFrom;
       full = this.detection === "poll" || this.resyncPending || restarted || failoverFrom !== null;
@@ -273,7 +286,7 @@ export class RedisSource {
       } else {
         dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? { key, type: "" });
         this.dirty.clear();
-        targets = [...dirty, ...this.sweepSlice()];
+        targets = [...dirty, ...(await this.sweepCheck(this.sweepSlice()))];
       }
       const discovered = await this.discover();
       const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
@@ -337,6 +350,55 @@ export class RedisSource {
       out.push(k);
     }
     return out;
+  }
+
+  /**
+   * The sweep's keys that may have changed: each key whose last full read saw its whole value is re-read with
+   * PTTL and the bounded read only (2 commands instead of 4, and no companion reads) and kept out of the full read
+   * when it shows exactly what was known; Redisson locks also when their waiters (PUBSUB NUMSUB, which no
+   * invalidation announces) are as many as before. Everything else is returned for the full read.
+   */
+  private async sweepCheck(keys: KnownKey[]): Promise<KnownKey[]> {
+    const port = this.port;
+    if (!port.resample || keys.length === 0) return keys;
+    const changed: KnownKey[] = [];
+    const cheap: KnownKey[] = [];
+    for (const k of keys) (k.digest !== undefined && k.type !== "" ? cheap : changed).push(k);
+    const quiet: KnownKey[] = [];
+    const preview = this.opts.valuePreviewBytes;
+    for (let i = 0; i < cheap.length; i += SAMPLE_BATCH) {
+      const batch = cheap.slice(i, i + SAMPLE_BATCH);
+      const full = this.costs.readMs(batch.length);
+      const samples = await this.budget.measure(
+        () =>
+          port.resample!(
+            batch.map((b) => b.key),
+            batch.map((b) => b.type),
+            preview,
+          ),
+        full === undefined ? undefined : full / 2,
+      );
+      const at = this.now();
+      samples.forEach((s, j) => {
+        const k = batch[j]!;
+        const known = { digest: k.digest!, deadlineMs: k.deadlineMs };
+        if (unchangedSince(known, s, at, preview, PAGE)) quiet.push(k);
+        else changed.push(k);
+      });
+    }
+    const withChannel = quiet.filter((k) => k.channel !== undefined);
+    const numsub = new Map<string, number>();
+    const channels = [...new Set(withChannel.map((k) => k.channel!))];
+    for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
+      const reply = await this.budget.measure(() => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
+      for (const [c, n] of parsePubsubNumsub(reply)) numsub.set(c, n);
+    }
+    const at = this.now();
+    for (const k of quiet) {
+      if (k.channel !== undefined && (numsub.get(k.channel) ?? 0) !== (k.subscribers ?? 0)) changed.push(k);
+      else k.readAtMs = at;
+    }
+    return changed;
   }
 
   /** When the earliest known lease ends (ms, by this source's clock), or null. */
@@ -450,7 +512,15 @@ export class RedisSource {
     }
   }
 
-  private async checkRunId(): Promise<boolean> {
+  /**
+   * INFO server's run_id, which changes when the server restarts. In track mode it is read every 10 s, and at once
+   * when tracking is (re-)enabled or after a failover (`now`): a restart closes both tracking connections, so the
+   * source polls (and reads run_id every poll) until tracking is back, and that re-enabling is a resync.
+   */
+  private async checkRunId(now: boolean): Promise<boolean> {
+    const t = this.now();
+    if (!now && this.runId !== null && t - this.runIdReadAtMs < 10_000) return false;
+    this.runIdReadAtMs = t;
     const id = await this.port.runId();
     const restarted = this.runId !== null && id !== "" && id !== this.runId;
     this.runId = id;
@@ -583,6 +653,7 @@ export class RedisSource {
         entry.type = s.type;
         entry.id = id;
         entry.readAtMs = at;
+        entry.digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
         if (!this.known.has(k)) this.known.set(k, entry);
         this.noteDeadline(entry, at, s.pttl);
         this.keysById.set(id, entry.key);
@@ -601,7 +672,15 @@ export class RedisSource {
       else locks.push(x);
     }
     const wanted = new Set<string>();
-    for (const x of locks) for (const c of companionKeysFor(x.text, x.s)) if (!related.has(c)) wanted.add(c);
+    for (const x of locks) {
+      const companionKeys = companionKeysFor(x.text, x.s);
+      // What such a lock shows depends on other keys too: the sweep reads it fully.
+      if (companionKeys.length > 0) {
+        const entry = this.known.get(x.s.key.toString("latin1"));
+        if (entry) entry.digest = undefined;
+      }
+      for (const c of companionKeys) if (!related.has(c)) wanted.add(c);
+    }
     const companions = [...wanted];
     for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
       const batch = companions.slice(i, i + SAMPLE_BATCH);
@@ -626,6 +705,13 @@ export class RedisSource {
     for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
       const reply = await this.budget.measure(() => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
       for (const [k, v] of parsePubsubNumsub(reply)) numsub.set(k, v);
+    }
+    for (const { x, rec } of recognised) {
+      const entry = this.known.get(x.s.key.toString("latin1"));
+      if (!entry) continue;
+      const channel = pubsubChannelFor(x.text, rec);
+      entry.channel = channel ?? undefined;
+      entry.subscribers = channel === null ? undefined : (numsub.get(channel) ?? 0);
     }
     const built = recognised.map(({ x, rec }) => ({
       lock: this.build(x.s, withSubscriberHint(x.text, rec, numsub), x.at, x.id, serverSha1.get(x.s.key)),
