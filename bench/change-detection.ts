@@ -13,6 +13,8 @@ import type { RedisServer } from "../tests/harness/redis";
 import { startAgent, type Dashboard } from "../tests/harness/stack";
 import type { Cleanup } from "./support/cleanup";
 import { withGetLoop } from "./support/get-loop-client";
+import { ensureAgentBundle } from "./support/agent-bundle";
+import { parseCommandStats } from "./support/redis-stats";
 import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
 import { epochMs, mb, ms, p50p99, seconds, sleep, summarize, type Summary } from "./support/stats";
@@ -42,6 +44,10 @@ interface ModeRun {
   lastScanMs: number | null;
   changeDetection: string | null;
   commandsPerSec: number | null;
+  /** Sum of INFO commandstats calls per second over the same window (commands inside scripts included). */
+  commandstatsPerSec: number | null;
+  /** Per command, calls per second in the window (the bench's own INFO calls left out). */
+  perCommand: Record<string, number>;
   redisCpuPct: number | null;
   agentCpuPct: number | null;
   agentHwmKb: number | null;
@@ -94,12 +100,16 @@ async function modeRun(
   const sourceId = parseRedisTarget("REDIS_URLS", ctx.redis.url).id;
   const waiter = eventWaiter(ctx.viewer, agentId);
   const started = performance.now();
-  const agent = startAgent(ctx.dashboard.url, {
-    REDIS_URLS: ctx.redis.url,
-    AGENT_ID: agentId,
-    POLL_INTERVAL_MS: "1000",
-    ...env,
-  });
+  const agent = startAgent(
+    ctx.dashboard.url,
+    {
+      REDIS_URLS: ctx.redis.url,
+      AGENT_ID: agentId,
+      POLL_INTERVAL_MS: "1000",
+      ...env,
+    },
+    { compiled: true },
+  );
   const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
   const run: ModeRun = {
     label,
@@ -109,6 +119,8 @@ async function modeRun(
     lastScanMs: null,
     changeDetection: null,
     commandsPerSec: null,
+    commandstatsPerSec: null,
+    perCommand: {},
     redisCpuPct: null,
     agentCpuPct: null,
     agentHwmKb: null,
@@ -143,8 +155,9 @@ async function modeRun(
     }
     // Let the first full snapshot and the discovery's reads settle before the steady-state window.
     await sleep(3000);
-    const pid = scriptProcess(agent.process.pid!, "agent/main.ts");
+    const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
     log(`${label}: steady state, ${STEADY_MS / 1000} s`);
+    const stats0 = parseCommandStats(await admin.info("commandstats"));
     const cmd0 = parseInfoNumber(await admin.info("stats"), "total_commands_processed");
     const rcpu0 = await redisCpuSeconds(admin);
     const acpu0 = pid === null ? null : cpuSeconds(pid);
@@ -155,7 +168,18 @@ async function modeRun(
     const rcpu1 = await redisCpuSeconds(admin);
     // Less the two INFO calls of this window itself.
     const cmd1 = parseInfoNumber(await admin.info("stats"), "total_commands_processed") - 2;
+    const stats1 = parseCommandStats(await admin.info("commandstats"));
     run.commandsPerSec = (cmd1 - cmd0) / wall;
+    let calls = 0;
+    for (const [name, st] of stats1) {
+      // The window's own INFO calls (two stats, one cpu at each end, one commandstats) are the bench's.
+      const own = name === "info" ? 5 : 0;
+      const d = st.calls - (stats0.get(name)?.calls ?? 0) - own;
+      if (d <= 0) continue;
+      calls += d;
+      run.perCommand[name] = Number((d / wall).toFixed(1));
+    }
+    run.commandstatsPerSec = calls / wall;
     run.redisCpuPct = ((rcpu1 - rcpu0) / wall) * 100;
     if (acpu0 !== null && acpu1 !== null) run.agentCpuPct = ((acpu1 - acpu0) / wall) * 100;
 
@@ -217,7 +241,7 @@ async function modeRun(
     run.release = summarize(latencies.released);
     run.expired = summarize(expiredLat);
     run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
-    const agentPid = scriptProcess(agent.process.pid!, "agent/main.ts");
+    const agentPid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
     run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
     return run;
   } finally {
@@ -238,6 +262,8 @@ export async function measureChangeDetection(
   expected: number,
   log: (line: string) => void,
 ): Promise<SectionResult> {
+  const bundled = ensureAgentBundle();
+  log(`agent: node dist/agent.mjs; ${bundled}`);
   const admin = ctx.redis.client();
   await admin.config("SET", "notify-keyspace-events", "");
   log(`GET loop alone for ${GET_WINDOW_MS / 1000} s (baseline)`);
@@ -273,7 +299,7 @@ export async function measureChangeDetection(
   const measures: Measure[] = [
     {
       measure: "commands/s to the watched Redis, steady state, locks quiet",
-      value: (r) => num(r.commandsPerSec),
+      value: (r) => `${num(r.commandsPerSec)} (commandstats: ${num(r.commandstatsPerSec)})`,
       target: "≤ 500",
       ok: (r) => (r.commandsPerSec ?? Infinity) <= 500,
     },
@@ -351,9 +377,10 @@ export async function measureChangeDetection(
     status: "measured",
     rows,
     notes: [
-      `One run, one server: ${expected.toLocaleString("en")} locks among 1,000,000 keys, notify-keyspace-events "", the real agent process (tsx agent/main.ts, POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
+      `One run, one server: ${expected.toLocaleString("en")} locks among 1,000,000 keys, notify-keyspace-events "", the real agent process as production runs it (node dist/agent.mjs, ${bundled}; POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
       `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only). track is the default: CLIENT TRACKING with BCAST for mutex: and semaphore:, REDIS_SERVER_TIME_BUDGET_PERCENT=1, REDIS_SWEEP_MS=60000.`,
-      `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s × TYPE, PTTL and a bounded read, plus companion reads and PUBSUB NUMSUB for Redisson locks), INFO server once a poll, and paced SCAN steps.`,
+      `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${JSON.stringify(poll.perCommand)}; track ${JSON.stringify(track.perCommand)}.`,
+      `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s, each a PTTL and the bounded read when that read sees the whole value, with one PUBSUB NUMSUB per batch for Redisson locks; TYPE, PTTL, a length and the bounded read plus companion reads for the others and for any lock whose cheap read differs), INFO server every 10 s, INFO replication once a poll, INFO commandstats every 10 s, and paced SCAN steps.`,
       `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll.missed}, track ${track.missed}.`,
       `GET p99: a separate Node process doing single GETs for ${GET_WINDOW_MS / 1000} s with no agent, and again in each mode's steady state.`,
       "The full-discovery ratio (unlimited budget / raw SCAN COUNT 1000 loop) is the Discovery scan section above: a first pass reads the same keys the same way in both modes.",

@@ -26,8 +26,9 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-function launch(script: string, env: Record<string, string>): Proc {
-  const child = spawn(tsx, [script], {
+function launch(script: string, env: Record<string, string>, compiled = false): Proc {
+  // compiled: the esbuild bundle under plain node, as production runs it (dist/<name>.mjs, `npm run bundle`).
+  const child = spawn(compiled ? process.execPath : tsx, [script], {
     cwd: root,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -133,15 +134,22 @@ export async function startDashboard(
   return dash;
 }
 
-/** Starts an agent process streaming to `dashboardUrl`. */
-export function startAgent(dashboardUrl: string, env: Record<string, string>): Proc {
-  return launch("agent/main.ts", {
-    DASHBOARD_URL: dashboardUrl,
-    AGENT_TOKEN: TEST_AGENT_TOKEN,
-    AGENT_ID: `test-agent-${process.pid}`,
-    POLL_INTERVAL_MS: "200",
-    ...env,
-  });
+/**
+ * Starts an agent process streaming to `dashboardUrl`: the TypeScript source through tsx, or with `compiled` the
+ * bundle `node dist/agent.mjs` as production runs it (the caller makes sure it is built and current).
+ */
+export function startAgent(dashboardUrl: string, env: Record<string, string>, opts: { compiled?: boolean } = {}): Proc {
+  return launch(
+    opts.compiled ? "dist/agent.mjs" : "agent/main.ts",
+    {
+      DASHBOARD_URL: dashboardUrl,
+      AGENT_TOKEN: TEST_AGENT_TOKEN,
+      AGENT_ID: `test-agent-${process.pid}`,
+      POLL_INTERVAL_MS: "200",
+      ...env,
+    },
+    opts.compiled,
+  );
 }
 
 export { waitFor };
