@@ -56,6 +56,9 @@ interface ModeRun {
   ownerChange: Summary | null;
   release: Summary | null;
   expired: Summary | null;
+  /** Renewals, owner changes and releases together: change → agent observation, and observation → viewer. */
+  toObservation: Summary | null;
+  toViewer: Summary | null;
   missed: number;
 }
 
@@ -72,15 +75,21 @@ async function redisCpuSeconds(admin: Redis): Promise<number> {
 /** Waits for an event of this type and resource from this agent at the viewer; resolves with its arrival time. */
 function eventWaiter(viewer: UiViewer, agentId: string) {
   const seen = new Map<string, number>();
+  /** The agent's observation time (the event's `at`), same machine clock as the arrival. */
+  const observed = new Map<string, number>();
   const stop = viewer.onEvents((events: LockEvent[], atMs) => {
     for (const ev of events) {
       if (ev.agentId !== agentId) continue;
       const k = `${ev.type}\n${ev.resource}`;
-      if (!seen.has(k)) seen.set(k, atMs);
+      if (!seen.has(k)) {
+        seen.set(k, atMs);
+        observed.set(k, Date.parse(ev.at));
+      }
     }
   });
   return {
     arrival: (type: string, resource: string) => seen.get(`${type}\n${resource}`),
+    observedAt: (type: string, resource: string) => observed.get(`${type}\n${resource}`),
     forget: (type: string, resource: string) => seen.delete(`${type}\n${resource}`),
     stop,
   };
@@ -129,6 +138,8 @@ async function modeRun(
     ownerChange: null,
     release: null,
     expired: null,
+    toObservation: null,
+    toViewer: null,
     missed: 0,
   };
   try {
@@ -194,6 +205,8 @@ async function modeRun(
     log(`${label}: ${OPS_PER_KIND} renewals, owner changes, releases and short leases`);
     const latencies = { renewed: [] as number[], "owner-changed": [] as number[], released: [] as number[] };
     const expiredLat: number[] = [];
+    const toObservation: number[] = [];
+    const toViewer: number[] = [];
     const pending: Array<{ type: keyof typeof latencies | "expired"; resource: string; fromMs: number }> = [];
     const release = (k: string, t: string) =>
       (writer as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
@@ -234,12 +247,21 @@ async function modeRun(
         continue;
       }
       if (p.type === "expired") expiredLat.push(at - p.fromMs);
-      else latencies[p.type].push(at - p.fromMs);
+      else {
+        latencies[p.type].push(at - p.fromMs);
+        const obs = waiter.observedAt(p.type, p.resource);
+        if (obs !== undefined && Number.isFinite(obs)) {
+          toObservation.push(obs - p.fromMs);
+          toViewer.push(at - obs);
+        }
+      }
     }
     run.renewal = summarize(latencies.renewed);
     run.ownerChange = summarize(latencies["owner-changed"]);
     run.release = summarize(latencies.released);
     run.expired = summarize(expiredLat);
+    run.toObservation = summarize(toObservation);
+    run.toViewer = summarize(toViewer);
     run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
     const agentPid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
     run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
@@ -382,6 +404,7 @@ export async function measureChangeDetection(
       `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${JSON.stringify(poll.perCommand)}; track ${JSON.stringify(track.perCommand)}.`,
       `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s, each a PTTL and the bounded read when that read sees the whole value, with one PUBSUB NUMSUB per batch for Redisson locks; TYPE, PTTL, a length and the bounded read plus companion reads for the others and for any lock whose cheap read differs), INFO server every 10 s, INFO replication once a poll, INFO commandstats every 10 s, and paced SCAN steps.`,
       `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll.missed}, track ${track.missed}.`,
+      `Where the change latency goes (renewals, owner changes and releases together; the event's \`at\` is the agent's clock at its read, the same machine's clock as the viewer's): change → agent observation ${lat(poll.toObservation)} / ${lat(track.toObservation)}, observation → event at the viewer (agent → dashboard message, the store's commit, the broadcast) ${lat(poll.toViewer)} / ${lat(track.toViewer)} (poll / track).`,
       `GET p99: a separate Node process doing single GETs for ${GET_WINDOW_MS / 1000} s with no agent, and again in each mode's steady state.`,
       "The full-discovery ratio (unlimited budget / raw SCAN COUNT 1000 loop) is the Discovery scan section above: a first pass reads the same keys the same way in both modes.",
       "Two cores shared with other work: see the load average of the run; the GET p99 and the CPU shares move with it.",
