@@ -171,7 +171,6 @@ export class RedisSource {
   private readonly budget: ServerTimeBudget;
   private readonly costs = new CommandCosts();
   private costsReadAtMs = Number.NEGATIVE_INFINITY;
-  private runIdReadAtMs = Number.NEGATIVE_INFINITY;
   private readonly sweepMs: number;
 
   constructor(
@@ -265,9 +264,7 @@ export class RedisSource {
     let full = false;
     let dirty: KnownKey[] = [];
     try {
-      const restarted = await this.checkRunId(
-        this.detection === "poll" || this.resyncPending || this.failoverFrom !== null,
-      );
+      const restarted = await this.checkRunId();
       await this.readCommandCosts();
       const failoverFrom = this.failoverFrom;
       full = this.detection === "poll" || this.resyncPending || restarted || failoverFrom !== null;
@@ -513,14 +510,11 @@ export class RedisSource {
   }
 
   /**
-   * INFO server's run_id, which changes when the server restarts. In track mode it is read every 10 s, and at once
-   * when tracking is (re-)enabled or after a failover (`now`): a restart closes both tracking connections, so the
-   * source polls (and reads run_id every poll) until tracking is back, and that re-enabling is a resync.
+   * INFO server's run_id, every poll, also in track mode: reading it only every 10 s (and on a resync) was tried
+   * and lost the "server-restarted" reason of a quick restart (tests/integration/redis-lifecycle.test.ts); one INFO
+   * a second is a small share of the commands.
    */
-  private async checkRunId(now: boolean): Promise<boolean> {
-    const t = this.now();
-    if (!now && this.runId !== null && t - this.runIdReadAtMs < 10_000) return false;
-    this.runIdReadAtMs = t;
+  private async checkRunId(): Promise<boolean> {
     const id = await this.port.runId();
     const restarted = this.runId !== null && id !== "" && id !== this.runId;
     this.runId = id;
