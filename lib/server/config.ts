@@ -32,6 +32,12 @@ export interface DashboardConfig {
   fanoutRedisUrl: string | null;
   /** Lease of the alerts leader lock. */
   leaderLeaseMs: number;
+  /**
+   * Agents' messages that arrive while the store is writing are coalesced into one write (STORE_GROUP_COMMIT, on by
+   * default; off writes each message alone, as before); at most storeWriters such writes at once.
+   */
+  storeGroupCommit: boolean;
+  storeWriters: number;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -92,6 +98,9 @@ export function loadDashboardConfig(env: Env = process.env): DashboardConfig {
     rollupRetentionDays: readInt(env, "ROLLUP_RETENTION_DAYS", 90, 1, 3650),
     fanoutRedisUrl: readFanoutUrl(env),
     leaderLeaseMs: readInt(env, "LEADER_LEASE_MS", 10_000, 1000, 600_000),
+    storeGroupCommit: readBool(env, "STORE_GROUP_COMMIT", true),
+    // SQLite has one writer; PostgreSQL's server work for one write can run on another core during the next.
+    storeWriters: readInt(env, "STORE_WRITERS", database.provider === "postgresql" ? 2 : 1, 1, 16),
   };
 }
 

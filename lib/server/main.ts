@@ -24,7 +24,8 @@ import { LiveState } from "./live-state";
 import { migrateDatabase, projectRoot } from "./migrate";
 import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
-import { openStore } from "./store";
+import { withGroupCommit } from "./group-commit";
+import { EVENTS_PER_WRITE, openStore } from "./store";
 import { withWriteTiming } from "./store-timing";
 
 function log(line: string): void {
@@ -39,7 +40,15 @@ async function main(): Promise<void> {
     log(`database has migrations this version does not know: ${migrated.unknown.join(", ")}`);
   // Late-bound: the metrics registry is built below, from the live state.
   let observeWrite: (seconds: number, events: number) => void = () => undefined;
-  const store = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
+  // Concurrent agents' messages are coalesced into one write (group commit) of at most one statement's worth of
+  // events, storeWriters such writes at once. The write-time histogram times each store write, so one per group.
+  const timed = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
+  const store = config.storeGroupCommit
+    ? withGroupCommit(timed, {
+        maxEvents: EVENTS_PER_WRITE[config.databaseProvider],
+        concurrency: config.storeWriters,
+      })
+    : timed;
   const live = new LiveState();
   const agents = new AgentGateway();
   // Several dashboards (FANOUT_REDIS_URL): shared live state, releases routed to the agent's dashboard, and one

@@ -116,8 +116,12 @@ export interface HistoryStore extends SessionStore {
   close(): Promise<void>;
 }
 
-/** Events per transaction: a whole agent batch (1,000) in one, while keeping each statement bounded. */
-const CHUNK: Record<DatabaseProvider, number> = { sqlite: 2000, postgresql: 2000 };
+/**
+ * Events per transaction: several agents' batches (1,000 each, coalesced by group-commit.ts) in one, while keeping
+ * each statement bounded (PostgreSQL: one jsonb parameter of about 4 MB at 10,000 events).
+ */
+export const EVENTS_PER_WRITE: Record<DatabaseProvider, number> = { sqlite: 5000, postgresql: 10_000 };
+const CHUNK = EVENTS_PER_WRITE;
 
 /**
  * Opens the history store named by DATABASE_URL: an SQLite file, or a PostgreSQL server through @prisma/adapter-pg.
