@@ -139,7 +139,9 @@ export function attachHub(
       deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {
-        ui.emit("events:new", { events: saved.fresh });
+        // socket.io encodes a broadcast before looking for receivers: with no browser here and no other dashboard
+        // to reach, 1,000 events would be serialised for nobody.
+        if (deps.adapter || ui.sockets.size > 0) ui.emit("events:new", { events: saved.fresh });
         deps.onEvents?.(saved.fresh);
       }
       reply({ ok: true, stored: saved.stored });
