@@ -17,7 +17,7 @@ import { createTestDatabase } from "../tests/harness/postgres-server";
 import { startDashboard, TEST_AGENT_TOKEN, TOKENS, type Dashboard } from "../tests/harness/stack";
 import type { Cleanup } from "./support/cleanup";
 import { currentLoad } from "./support/machine";
-import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
+import { cpuBetween, cpuOfProcessesMatching, cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
 import { mb, sleep } from "./support/stats";
 
@@ -133,12 +133,16 @@ interface ProviderRun {
   storeP99Ms: number | null;
   storeP50Ms: number | null;
   dashboardCpuPct: number | null;
+  /** Where the CPU went while sustained, in % of one core: the 20 load agents together, PostgreSQL's backends. */
+  agentsCpuPct: number | null;
+  postgresCpuPct: number | null;
   dashboardHwmKb: number | null;
   sustainError?: string;
 }
 
 async function runProvider(provider: Provider, cleanup: Cleanup, log: (line: string) => void): Promise<ProviderRun> {
   let databaseUrl: string | undefined;
+  let databaseName: string | null = null;
   let countStored: () => Promise<number>;
   let dropDb: (() => Promise<void>) | null = null;
   let closeCounter: () => Promise<void> = async () => undefined;
@@ -146,6 +150,7 @@ async function runProvider(provider: Provider, cleanup: Cleanup, log: (line: str
     const db = await createTestDatabase();
     dropDb = cleanup.add(`database ${db.name}`, () => db.drop());
     databaseUrl = db.url;
+    databaseName = db.name;
     const client = new pg.Client({ connectionString: db.url });
     let connected = false;
     countStored = async () => {
@@ -189,6 +194,8 @@ async function runProvider(provider: Provider, cleanup: Cleanup, log: (line: str
     storeP99Ms: null,
     storeP50Ms: null,
     dashboardCpuPct: null,
+    agentsCpuPct: null,
+    postgresCpuPct: null,
     dashboardHwmKb: null,
   };
   const ids = Array.from({ length: AGENTS }, (_, i) => `bench-ingest-${provider}-${String(i).padStart(2, "0")}`);
@@ -237,9 +244,18 @@ async function runProvider(provider: Provider, cleanup: Cleanup, log: (line: str
     const stop = cleanup.add(`load agents (${provider}, sustained)`, () => stopAgents(agents));
     await until("load agents ready", () => agents.every((a) => a.reports.some((r) => r.type === "ready")), 120_000, 50);
     for (const a of agents) a.process.stdin!.write("go\n");
+    const agentPids = agents.map((a) => scriptProcess(a.process.pid!, "bench/support/load-agent.ts"));
+    const agentsCpu = () => agentPids.reduce((n: number, p) => n + (p === null ? 0 : (cpuSeconds(p) ?? 0)), 0);
+    // PostgreSQL's backends serving this database (its walwriter and checkpointer serve every database: left out).
+    const pgBackends = () =>
+      databaseName === null
+        ? new Map<number, number>()
+        : cpuOfProcessesMatching((cmd) => cmd.startsWith("postgres: ") && cmd.includes(` ${databaseName} `));
     await sleep(WARMUP_MS);
     const before = parseBuckets(await metricsText(dashboard), "lockscope_store_write_seconds");
     const cpu0 = dashPid === null ? null : cpuSeconds(dashPid);
+    const agents0 = agentsCpu();
+    const pg0 = pgBackends();
     const w0 = performance.now();
     await until(
       "every load agent's sustained report",
@@ -248,7 +264,11 @@ async function runProvider(provider: Provider, cleanup: Cleanup, log: (line: str
       100,
     );
     const cpu1 = dashPid === null ? null : cpuSeconds(dashPid);
+    const agents1 = agentsCpu();
+    const pg1 = pgBackends();
     const wallS = (performance.now() - w0) / 1000;
+    result.agentsCpuPct = ((agents1 - agents0) / wallS) * 100;
+    result.postgresCpuPct = databaseName === null ? null : (cpuBetween(pg0, pg1) / wallS) * 100;
     const after = parseBuckets(await metricsText(dashboard), "lockscope_store_write_seconds");
     await stop();
     const reports = agents.map((a) => a.reports.find((r) => r.type === "sustained")!) as Array<{
@@ -292,8 +312,8 @@ export async function measureIngest(ctx: { cleanup: Cleanup }, log: (line: strin
     `Load average during the section: ${loadAtStart.toFixed(2)} at its start, ${currentLoad().toFixed(2)} at its end.`,
     `${AGENTS} load agents, each its own process running the agent's real DashboardLink and EventBuffer (batches of 1,000, one message in flight, an event kept until acknowledged stored) with synthetic locks and events instead of Redis polls; all on the same 2 cores as the dashboard and the database.`,
     `Restart: settled = every agent's buffer acknowledged, lockscope_locks_held = ${(AGENTS * LOCKS_PER_AGENT).toLocaleString("en")}, and exactly that many events in the store; timed from the instant the already-started agents were told to connect (their start-up, mostly tsx compiling, took ${runs.map((r) => `${(r.spawnToReadyMs / 1000).toFixed(1)} s`).join(" and ")} and is not included).`,
-    `Sustained: each agent keeps ${BACKLOG.toLocaleString("en")} events pending; ${MEASURE_MS / 1000} s window after ${WARMUP_MS / 1000} s of warm-up. Ack latency is publish-to-acknowledgement per event at the agent, the worst agent's p99; store p99 is the upper bound of the lockscope_store_write_seconds bucket holding the 99th percentile of messages in the window.`,
-    "Dashboard CPU is the dashboard process only; the PostgreSQL server's own CPU is not included.",
+    `Sustained: each agent keeps ${BACKLOG.toLocaleString("en")} events pending; ${MEASURE_MS / 1000} s window after ${WARMUP_MS / 1000} s of warm-up. Ack latency is publish-to-acknowledgement per event at the agent, the worst agent's p99; store p99 is the upper bound of the lockscope_store_write_seconds bucket holding the 99th percentile of store writes in the window (with group commit, on by default, one write holds the messages of several agents that arrived while the previous write ran; STORE_GROUP_COMMIT=off writes each message alone).`,
+    "Dashboard CPU is the dashboard process only. The load agents' and PostgreSQL's CPU are on their own rows: all three share the machine's 2 cores (200 % in all), with whatever else runs on it. PostgreSQL's figure counts the backends connected to the bench's database, not its shared walwriter and checkpointer.",
   ];
   for (const r of runs) {
     const name = r.provider === "sqlite" ? "SQLite" : "PostgreSQL";
@@ -310,12 +330,19 @@ export async function measureIngest(ctx: { cleanup: Cleanup }, log: (line: strin
       verdict: verdict(r.perSecond !== null && r.perSecond >= TARGET_PER_SECOND[r.provider]),
     });
     rows.push({
-      measure: `${name}: store write per message (p50 / p99), ack latency per event (p50 / p99)`,
+      measure: `${name}: store write (p50 / p99), ack latency per event (p50 / p99)`,
       result: `≤ ${fmt(r.storeP50Ms, "ms")} / ≤ ${fmt(r.storeP99Ms, "ms")}; ${fmt(r.ackP50Ms, "ms")} / ${fmt(r.ackP99Ms, "ms")}`,
     });
     rows.push({
       measure: `${name}: dashboard CPU while sustained, peak RSS of the run`,
       result: `${fmt(r.dashboardCpuPct, "% of a core")}, ${mb(r.dashboardHwmKb)}`,
+    });
+    rows.push({
+      measure: `${name}: CPU of the ${AGENTS} load agents together${r.provider === "postgresql" ? ", of PostgreSQL's backends" : ""} while sustained`,
+      result:
+        r.provider === "postgresql"
+          ? `${fmt(r.agentsCpuPct, "% of a core")}, ${fmt(r.postgresCpuPct, "% of a core")}`
+          : fmt(r.agentsCpuPct, "% of a core"),
     });
   }
   const failed = runs.every((r) => r.settleMs === null && r.perSecond === null);

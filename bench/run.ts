@@ -2,7 +2,7 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all nine measurements, about twenty minutes
+ *   npm run bench                         all ten measurements, about twenty-five minutes
  *   npm run bench -- --only=startup       start-up time and idle RSS, tsx against the compiled dist/ (npm run build)
  *   npm run bench -- --only=discovery,impact
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
@@ -19,6 +19,7 @@ import { measureChangeDetection } from "./change-detection";
 import { measureClientImpact } from "./client-impact";
 import { measureDiscovery } from "./discovery-scan";
 import { measureEventLatency } from "./event-latency";
+import { measureFanout } from "./fanout";
 import { measureIngest } from "./ingest";
 import { measureLocksTable } from "./locks-table";
 import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
@@ -44,6 +45,7 @@ const SECTIONS = [
   "tracking",
   "zookeeper",
   "ingest",
+  "fanout",
   "startup",
   "table",
 ] as const;
@@ -56,6 +58,7 @@ const TITLES: Record<SectionId, string> = {
   tracking: "Change detection: poll vs track",
   zookeeper: "ZooKeeper",
   ingest: "Ingest from many agents",
+  fanout: "Several dashboards: a change seen on B",
   startup: "Start-up and idle memory",
   table: "Locks table at 10 k and 100 k locks",
 };
@@ -171,6 +174,8 @@ async function main(): Promise<number> {
     }
     // Its own dashboards (one on SQLite, one on PostgreSQL), after the others have stopped theirs' load.
     sections.push(await section("ingest", only, () => measureIngest({ cleanup }, log)));
+    // Two dashboards on one PostgreSQL database and a Redis for the adapter, an agent on A, viewers on A and B.
+    sections.push(await section("fanout", only, () => measureFanout({ cleanup }, notifications, log)));
     if (only.has("startup")) {
       const small = await startRedis();
       const stopSmall = cleanup.add("redis-server (startup)", () => small.stop());

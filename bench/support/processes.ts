@@ -100,6 +100,26 @@ export function descendants(rootPid: number): number[] {
   return out;
 }
 
+/** Every process whose command line matches, with its CPU seconds so far (PostgreSQL's backends of one database). */
+export function cpuOfProcessesMatching(match: (commandLine: string) => boolean): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (!match(commandLine(pid))) continue;
+    const cpu = cpuSeconds(pid);
+    if (cpu !== null) out.set(pid, cpu);
+  }
+  return out;
+}
+
+/** CPU seconds used between two samples of cpuOfProcessesMatching (a process new in the second counts whole). */
+export function cpuBetween(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let sum = 0;
+  for (const [pid, cpu] of after) sum += cpu - (before.get(pid) ?? 0);
+  return sum;
+}
+
 /** The deepest process (rootPid included) whose command line names the script: tsx's child that runs it. */
 export function scriptProcess(rootPid: number, script: string): number | null {
   const candidates = [rootPid, ...descendants(rootPid)].filter((pid) => commandLine(pid).includes(script));
