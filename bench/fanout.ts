@@ -106,7 +106,8 @@ export async function measureFanout(
   });
   const stopAgent = ctx.cleanup.add("agent on dashboard A", () => agent.stop());
   const client = watched.client();
-  const prefix = `bench:fanout:${randomBytes(3).toString("hex")}:`;
+  // A key name the agent's discovery takes for a lock (as event-latency.ts's).
+  const prefix = `bench:lock:fanout-${randomBytes(3).toString("hex")}:`;
   const onA = watch(viewerA, prefix);
   const onB = watch(viewerB, prefix);
   try {
@@ -116,7 +117,12 @@ export async function measureFanout(
     const deadline = Date.now() + 60_000;
     while (!(onB.events.has(warmup) && onB.rows.has(warmup))) {
       if (agent.process.exitCode !== null) throw new Error(`agent exited: ${agent.output().slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`the warm-up lock did not reach dashboard B within 60 s`);
+      if (Date.now() > deadline) {
+        const got = [onA.events, onA.rows, onB.events, onB.rows].map((m) => m.has(warmup));
+        throw new Error(
+          `the warm-up lock did not reach dashboard B within 60 s (event/row seen on A: ${got[0]}/${got[1]}, on B: ${got[2]}/${got[3]}); agent: ${agent.output().slice(-600)}`,
+        );
+      }
       await sleep(20);
     }
     if (b.output().includes(`agent ${AGENT_ID} connected`)) throw new Error("the agent connected to B, not only A");
