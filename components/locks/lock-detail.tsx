@@ -46,6 +46,12 @@ const STATUS_TONE = {
   gone: "bg-slate-700/60 text-slate-300",
 } as const;
 
+/** The same holding: the exact-holding fingerprint where both carry one, else the same owner since the same time. */
+function sameHolding(a: Lock, b: Lock): boolean {
+  if (a.ownerFingerprint && b.ownerFingerprint) return a.ownerFingerprint === b.ownerFingerprint && a.since === b.since;
+  return a.owner === b.owner && a.since === b.since;
+}
+
 export function LockDetail({ id }: { id: string }) {
   const { recentEvents } = useLiveLocks();
   // A subscription to this one lock: the page follows it live without receiving any other.
@@ -59,6 +65,9 @@ export function LockDetail({ id }: { id: string }) {
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [releaseResult, setReleaseResult] = useState<ReleaseResult | null>(null);
+  // The holding this operator's release just deleted, and the last event known then: the agent's answer proves it
+  // gone, while its removal reaches this page through the dashboard's store and socket (seconds under load).
+  const [released, setReleased] = useState<{ lock: Lock; lastEventId: string | null } | null>(null);
   // The reason typed into the force-release panel belongs to the page: it survives the lock flipping between held
   // and not held, which is exactly when an operator is typing it.
   const [reason, setReason] = useState("");
@@ -84,7 +93,8 @@ export function LockDetail({ id }: { id: string }) {
     };
   }, [id, latestForLock]);
 
-  const live = view.rows[0];
+  const liveRow = view.rows[0];
+  const live = liveRow && !(released && sameHolding(liveRow.lock, released.lock)) ? liveRow : undefined;
   const lock = live?.lock ?? null;
   // The last holding seen live: while the lock is not held its rows stay in place, greyed, so nothing jumps.
   const [lastLive, setLastLive] = useState<Lock | null>(null);
@@ -96,10 +106,12 @@ export function LockDetail({ id }: { id: string }) {
   const shownLock = lock ?? lastLive ?? stored;
   const last = recentEvents.find((e) => e.lockId === id) ?? lastEvent;
   const remaining = lock ? remainingTtl(lock.ttlMs, live!.receivedAt, now) : null;
+  // Until an event newer than the release arrives (its own "released", or a new holder's), the release says it.
+  const lastType = released && (last?.id ?? null) === released.lastEventId ? "released" : (last?.type ?? null);
   const status =
     missing && !lock
       ? { label: "does not exist", tone: "gone" as const }
-      : holdStatus(lock !== null, remaining, last?.type ?? null);
+      : holdStatus(lock !== null, remaining, lastType);
 
   return (
     <div className="space-y-6">
@@ -208,7 +220,10 @@ export function LockDetail({ id }: { id: string }) {
           lock={lastLive}
           held={lock !== null}
           heldMs={Math.max(0, now - Date.parse(lastLive.since))}
-          onResult={setReleaseResult}
+          onResult={(r) => {
+            setReleaseResult(r);
+            if (r.outcome === "released" && lock) setReleased({ lock, lastEventId: last?.id ?? null });
+          }}
           reason={reason}
           onReasonChange={setReason}
         />

@@ -30,7 +30,7 @@ import { LOCK_QUEUE, LOCK_TIMEOUT, prefixName } from "./recognisers/redisson-nam
 import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
 import { DeadlineHeap } from "./deadline-heap";
-import { CommandCosts, ServerTimeBudget } from "./server-time-budget";
+import { CommandCosts, ServerTimeBudget, type CommandKind } from "./server-time-budget";
 import { PAGE } from "./redis-client";
 import { contentDigest, unchangedSince } from "./sweep-check";
 
@@ -365,15 +365,14 @@ export class RedisSource {
     const preview = this.opts.valuePreviewBytes;
     for (let i = 0; i < cheap.length; i += SAMPLE_BATCH) {
       const batch = cheap.slice(i, i + SAMPLE_BATCH);
-      const full = this.costs.readMs(batch.length);
-      const samples = await this.budget.measure(
-        () =>
-          port.resample!(
-            batch.map((b) => b.key),
-            batch.map((b) => b.type),
-            preview,
-          ),
-        full === undefined ? undefined : full / 2,
+      // Half a full read's commands (PTTL and the bounded read; no TYPE, no length), charged like every metered
+      // batch: at the server's own account when known, else at the reply time, corrected once it is read.
+      const samples = await this.metered("read", batch.length / 2, () =>
+        port.resample!(
+          batch.map((b) => b.key),
+          batch.map((b) => b.type),
+          preview,
+        ),
       );
       const at = this.now();
       samples.forEach((s, j) => {
@@ -387,7 +386,7 @@ export class RedisSource {
     const numsub = new Map<string, number>();
     const channels = [...new Set(withChannel.map((k) => k.channel!))];
     for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
-      const reply = await this.budget.measure(() => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
+      const reply = await this.metered("numsub", 1, () => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
       for (const [c, n] of parsePubsubNumsub(reply)) numsub.set(c, n);
     }
     const at = this.now();
@@ -496,17 +495,34 @@ export class RedisSource {
     this.deadlineTimer.unref?.();
   }
 
-  /** Every 10 s, the server's account of its commands' cost (one INFO); refused or failing, reply times count. */
+  /**
+   * Every 10 s, the server's account of its commands' cost (one INFO); refused or failing, reply times count. After
+   * a reply time was charged for want of it (a fresh server: the first INFO comes before the first SCAN), it is
+   * read again within a second and the overcharge refunded: under CPU contention the first pass's reply times
+   * alone were seconds of debt, with no SCAN step meanwhile.
+   */
   private async readCommandCosts(): Promise<void> {
     if (this.budget.unlimited || !this.port.commandStats) return;
     const now = this.now();
-    if (now - this.costsReadAtMs < 10_000) return;
+    if (now - this.costsReadAtMs < (this.costs.awaiting ? 1000 : 10_000)) return;
     this.costsReadAtMs = now;
     try {
-      this.costs.update(await this.port.commandStats());
+      this.budget.refund(this.costs.update(await this.port.commandStats()));
     } catch {
       // INFO commandstats refused: the budget charges reply times, an upper bound
+      this.costs.forget();
     }
+  }
+
+  /**
+   * Runs one batch of lockscope's commands against the server-time budget: charged at the server's own account
+   * of such commands when known (a reply time on a loaded agent host is mostly the agent's waiting), else at the
+   * reply time, corrected once the account is read.
+   */
+  private metered<T>(kind: CommandKind, units: number, fn: () => Promise<T>): Promise<T> {
+    const estimate = this.costs.estimateMs(kind, units);
+    if (estimate !== undefined) return this.budget.measure(fn, estimate);
+    return this.budget.measure(fn, undefined, (ms) => this.costs.charged(kind, units, ms));
   }
 
   /**
@@ -533,10 +549,7 @@ export class RedisSource {
     if (!this.budget.allows()) return [];
     // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
     do {
-      const { cursor, keys } = await this.budget.measure(
-        () => this.port.scan(this.cursor, this.opts.scanCount),
-        this.costs.scanMs(),
-      );
+      const { cursor, keys } = await this.metered("scan", 1, () => this.port.scan(this.cursor, this.opts.scanCount));
       this.cursor = cursor;
       spent += this.opts.scanCount;
       for (const key of keys) {
@@ -617,14 +630,12 @@ export class RedisSource {
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
       const batch = all.slice(i, i + SAMPLE_BATCH);
       const seq = this.writeSeq;
-      const samples = await this.budget.measure(
-        () =>
-          this.port.sample(
-            batch.map((b) => b.key),
-            batch.map((b) => b.type || undefined),
-            this.opts.valuePreviewBytes,
-          ),
-        this.costs.readMs(batch.length),
+      const samples = await this.metered("read", batch.length, () =>
+        this.port.sample(
+          batch.map((b) => b.key),
+          batch.map((b) => b.type || undefined),
+          this.opts.valuePreviewBytes,
+        ),
       );
       const at = this.now();
       samples.forEach((s, j) => {
@@ -678,14 +689,12 @@ export class RedisSource {
     const companions = [...wanted];
     for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
       const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.budget.measure(
-        () =>
-          this.port.sample(
-            batch.map((c) => Buffer.from(c, "utf8")),
-            [],
-            this.opts.valuePreviewBytes,
-          ),
-        this.costs.readMs(batch.length),
+      const samples = await this.metered("read", batch.length, () =>
+        this.port.sample(
+          batch.map((c) => Buffer.from(c, "utf8")),
+          [],
+          this.opts.valuePreviewBytes,
+        ),
       );
       samples.forEach((s, j) => related.set(batch[j]!, s));
     }
@@ -697,7 +706,7 @@ export class RedisSource {
     ];
     const numsub = new Map<string, number>();
     for (let i = 0; i < channels.length; i += NUMSUB_BATCH) {
-      const reply = await this.budget.measure(() => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
+      const reply = await this.metered("numsub", 1, () => this.port.numsub(channels.slice(i, i + NUMSUB_BATCH)));
       for (const [k, v] of parsePubsubNumsub(reply)) numsub.set(k, v);
     }
     for (const { x, rec } of recognised) {
@@ -761,7 +770,7 @@ export class RedisSource {
     if (long.length === 0 || !this.port.fingerprints) return out;
     try {
       const port = this.port;
-      const digests = await this.budget.measure(() =>
+      const digests = await this.metered("fingerprint", long.length, () =>
         port.fingerprints!(
           long.map((x) => x.key),
           MAX_RELEASE_VALUE_BYTES,

@@ -1,7 +1,8 @@
 /**
  * A budget of the watched server's time for lockscope's own commands: by default 1% of one Redis core. The cost
- * of each command batch is measured as its reply time (send to last reply), an upper bound of the server time it
- * took (it includes the network and the agent's own parsing), so the budget errs on the side of the server.
+ * of each command batch is the server's own account of such commands (CommandCosts) when known and smaller, else
+ * its reply time (send to last reply), an upper bound of the server time it took (it includes the network and the
+ * agent's own waiting and parsing), so the budget errs on the side of the server.
  *
  * A token bucket: the allowance grows by `fraction` of the wall time that passes, up to one second's worth of it;
  * spending may drive it negative (a read that must happen, such as a lock whose lease ended, is never refused), and
@@ -43,16 +44,31 @@ export class ServerTimeBudget {
   /**
    * Runs fn, charging its wall time to the budget (also when it fails: the server may still have done the work),
    * or the server's own account of such commands when that is known and smaller (`estimateMs`, see
-   * CommandCosts): a reply time on a busy agent host is mostly the agent's own waiting and parsing.
+   * CommandCosts): a reply time on a busy agent host is mostly the agent's own waiting and parsing. `charged`
+   * hears what was charged, so a reply time charged for want of an account can be corrected later (`refund`).
    */
-  async measure<T>(fn: () => Promise<T>, estimateMs?: number): Promise<T> {
+  async measure<T>(fn: () => Promise<T>, estimateMs?: number, charged?: (ms: number) => void): Promise<T> {
     const t0 = this.now();
     try {
       return await fn();
     } finally {
       const wall = this.now() - t0;
-      this.spend(estimateMs !== undefined && estimateMs < wall ? estimateMs : wall);
+      const ms = estimateMs !== undefined && estimateMs < wall ? estimateMs : wall;
+      this.spend(ms);
+      charged?.(ms);
     }
+  }
+
+  /**
+   * Gives back what an earlier charge overstated (a reply time charged before the server's account of the command
+   * was known). The allowance still never exceeds one second's worth.
+   */
+  refund(ms: number): void {
+    if (!(ms > 0)) return;
+    this.spentTotalMs = Math.max(0, this.spentTotalMs - ms);
+    if (this.unlimited) return;
+    this.refill();
+    this.tokensMs = Math.min(this.capacityMs(), this.tokensMs + ms);
   }
 
   /** All time charged so far, for the source's status and the bench. */
@@ -88,29 +104,82 @@ export function parseUsecPerCall(info: string): Map<string, number> {
 }
 
 /**
- * The server's own account of what lockscope's commands cost, from INFO commandstats: the average time per call of
- * SCAN and of the per-key reads, over all clients (lockscope's calls dominate those of SCAN and TYPE on most
- * servers). Null until known, and then the budget charges reply times.
- */
-/**
  * What commandstats leaves out: reading and parsing the request, writing the reply (about a microsecond per small
  * pipelined command here). Without it the agent's measured share of the server's CPU came out at 1.2% for a 1%
  * budget (bench, 1 M keys).
  */
 const PER_COMMAND_USEC = 1;
 
+/**
+ * What lockscope sends that the budget charges, each counted in its natural unit: SCAN steps, keys read (TYPE,
+ * PTTL and a bounded read of two commands each), PUBSUB NUMSUB calls, keys fingerprinted (one EVALSHA each).
+ */
+export type CommandKind = "scan" | "read" | "numsub" | "fingerprint";
+
+/**
+ * The server's own account of what lockscope's commands cost, from INFO commandstats: the average time per call of
+ * each command, over all clients (lockscope's calls dominate those of SCAN, TYPE and PUBSUB NUMSUB on most
+ * servers). Unknown until the server has run the command once and INFO has been read after it; meanwhile the
+ * budget charges reply times, which under CPU contention are mostly the agent's own waiting (a 60 ms NUMSUB reply
+ * for 5 µs of server time is 6 s of a 1% budget): those charges are remembered, and what they overstated is
+ * given back once the account is known (`update` returns it).
+ */
 export class CommandCosts {
   private usec: Map<string, number> = new Map();
+  /** Reply times charged for want of an account, per kind: units and ms charged. */
+  private readonly provisional = new Map<CommandKind, { units: number; chargedMs: number }>();
 
-  update(info: string): void {
+  /** Reads the server's account; returns the ms that provisional charges overstated by it (to refund). */
+  update(info: string): number {
     const parsed = parseUsecPerCall(info);
     if (parsed.size > 0) this.usec = parsed;
+    let refund = 0;
+    for (const [kind, p] of this.provisional) {
+      const est = this.estimateMs(kind, p.units);
+      if (est !== undefined) refund += Math.max(0, p.chargedMs - est);
+    }
+    // One read after the commands ran either knows them or never will (statistics reset, a proxy that hides
+    // them): either way the rest of the charges stand, so INFO is not read again early for them.
+    this.provisional.clear();
+    return refund;
+  }
+
+  /** Whether a reply time was charged for want of an account (INFO should be read again soon). */
+  get awaiting(): boolean {
+    return this.provisional.size > 0;
+  }
+
+  /** INFO commandstats refused or failed: reply times stand. */
+  forget(): void {
+    this.provisional.clear();
+  }
+
+  /** A reply time of `chargedMs` was charged for `units` of `kind` for want of an account: refunded in part later. */
+  charged(kind: CommandKind, units: number, chargedMs: number): void {
+    const p = this.provisional.get(kind) ?? { units: 0, chargedMs: 0 };
+    p.units += units;
+    p.chargedMs += chargedMs;
+    this.provisional.set(kind, p);
+  }
+
+  /** The server time of `units` of `kind`, in ms, or undefined while the server has not accounted for it. */
+  estimateMs(kind: CommandKind, units: number): number | undefined {
+    switch (kind) {
+      case "scan":
+        return this.perCall("scan", 1.2, units);
+      case "read":
+        return this.readMs(units);
+      case "numsub":
+        // Redis 7 counts subcommands on their own line; Redis 6 counts every PUBSUB call as one.
+        return this.perCall(this.usec.has("pubsub|numsub") ? "pubsub|numsub" : "pubsub", 1.2, units);
+      case "fingerprint":
+        return this.perCall("evalsha", 1, units);
+    }
   }
 
   /** One SCAN step, in ms (plus a fifth for writing its reply of up to COUNT names). */
   scanMs(): number | undefined {
-    const v = this.usec.get("scan");
-    return v === undefined ? undefined : (v * 1.2 + PER_COMMAND_USEC) / 1000;
+    return this.estimateMs("scan", 1);
   }
 
   /**
@@ -121,5 +190,11 @@ export class CommandCosts {
     const t = this.usec.get("type");
     const p = this.usec.get("pttl");
     return t === undefined || p === undefined ? undefined : (n * (2 * (t + p) + 4 * PER_COMMAND_USEC)) / 1000;
+  }
+
+  /** `units` calls of one command at its average (times `replyFactor` for a reply that grows with the call). */
+  private perCall(command: string, replyFactor: number, units: number): number | undefined {
+    const v = this.usec.get(command);
+    return v === undefined ? undefined : (units * (v * replyFactor + PER_COMMAND_USEC)) / 1000;
   }
 }

@@ -1,0 +1,211 @@
+import { describe, expect, it } from "vitest";
+import type { KeySample, RedisLockPort } from "../../agent/sources/redis/redis-port";
+import { RedisSource } from "../../agent/sources/redis/redis-source";
+import { CommandCosts, ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
+
+let clock = Date.parse("2026-01-01T00:00:00Z");
+
+const REDISSON_FIELD = "8743c9c0-0795-4907-87fd-6c719a6b4586:57";
+
+/**
+ * A fake of the narrow port on a loaded agent host: every reply arrives `replyMs` after the call (the agent waited
+ * for a core), while the server's own account (INFO commandstats) says each command took a few microseconds.
+ */
+class LoadedRedis implements RedisLockPort {
+  strings = new Map<string, string>();
+  hashes = new Map<string, string>();
+  /** Keys `key:0000000`… after the others, never stored: a large keyspace of keys that are not locks. */
+  virtualKeys = 0;
+  replyMs = 60;
+  scans = 0;
+  infos = 0;
+  /** Commands the server has run and would list in commandstats (a fresh server lists none). */
+  readonly ran = new Set<string>();
+  /** usec_per_call the server reports per command. */
+  usec: Record<string, number> = { scan: 8, type: 0.5, pttl: 0.5, "pubsub|numsub": 2 };
+
+  async scan(cursor: string, count: number) {
+    this.ran.add("scan");
+    this.scans++;
+    clock += this.replyMs;
+    const all = [...this.strings.keys(), ...this.hashes.keys()].sort();
+    const total = all.length + this.virtualKeys;
+    const start = Number(cursor);
+    const next = start + count >= total ? "0" : String(start + count);
+    const names: string[] = [];
+    for (let i = start; i < Math.min(total, start + count); i++)
+      names.push(i < all.length ? all[i]! : `key:${String(i - all.length).padStart(7, "0")}`);
+    return { cursor: next, keys: names.map((k) => Buffer.from(k)) };
+  }
+
+  async sample(keys: Buffer[]): Promise<KeySample[]> {
+    this.ran.add("type").add("pttl");
+    clock += this.replyMs;
+    return keys.map((key) => {
+      const k = key.toString();
+      const field = this.hashes.get(k);
+      if (field !== undefined)
+        return {
+          key,
+          type: "hash",
+          pttl: 30_000,
+          hash: { length: 1, fields: [[Buffer.from(field), Buffer.from("1")]] },
+        };
+      const v = this.strings.get(k);
+      if (v === undefined) return { key, type: "none", pttl: -2 };
+      return { key, type: "string", pttl: 60_000, string: { prefix: Buffer.from(v), length: v.length } };
+    });
+  }
+
+  async numsub(channels: string[]) {
+    this.ran.add("pubsub|numsub");
+    clock += this.replyMs;
+    return channels.flatMap((c) => [c, 0]);
+  }
+
+  async runId() {
+    return "run-1";
+  }
+
+  async commandStats() {
+    this.infos++;
+    const lines = [...this.ran].map(
+      (c) => `cmdstat_${c}:calls=10,usec=${this.usec[c]! * 10},usec_per_call=${this.usec[c]!.toFixed(2)}`,
+    );
+    return ["# Commandstats", ...lines, ""].join("\r\n");
+  }
+}
+
+let ids = 0;
+function source(fake: LoadedRedis, budget: ServerTimeBudget) {
+  const s = new RedisSource(fake, {
+    sourceId: "redis://127.0.0.1:1/0",
+    agentId: "a1",
+    lockPatterns: ["*lock*"],
+    scanCount: 1000,
+    visitBudgetPerPoll: 0,
+    valuePreviewBytes: 64,
+    newId: () => `ev-${++ids}-xxxxxx`,
+    now: () => clock,
+    sweepMs: 600_000,
+    budget,
+  });
+  s.setChangeDetection("track");
+  return s;
+}
+
+/** Polls every 250 ms (as the e2e agent does) until `key` is reported acquired; returns how many polls it took. */
+async function pollsUntilFound(s: RedisSource, key: string, max = 200): Promise<number> {
+  for (let n = 1; n <= max; n++) {
+    clock += 250;
+    const out = await s.poll();
+    if (out.events.some((e) => e.type === "acquired" && e.resource === key)) return n;
+  }
+  return Infinity;
+}
+
+describe("the SCAN pace under CPU contention", () => {
+  it("finds a new key on a small keyspace within one poll although every reply takes 60 ms (Redisson NUMSUB each poll)", async () => {
+    const fake = new LoadedRedis();
+    for (let i = 0; i < 40; i++) fake.strings.set(`filler:${i}`, "x");
+    fake.hashes.set("app:redisson-lock", REDISSON_FIELD);
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    const s = source(fake, budget);
+    expect(await pollsUntilFound(s, "app:redisson-lock")).toBe(1);
+    for (let i = 0; i < 5; i++) {
+      // The Redisson lock is renewed between polls: its re-read and PUBSUB NUMSUB (waiters) come every poll.
+      await s.refreshNotified([Buffer.from("app:redisson-lock")]);
+      clock += 4000;
+      await s.poll();
+    }
+    fake.strings.set("e2e:lock:checkout", "tok");
+    // Charged at their reply times, 60 ms a NUMSUB would be 6 s of a 1% budget each, and no SCAN step would run.
+    expect(await pollsUntilFound(s, "e2e:lock:checkout")).toBe(1);
+    // What was charged is what the server says it spent, a small share of the 1%.
+    expect(budget.spentMs).toBeLessThan(5);
+  });
+
+  it("refunds the reply times of a fresh server's first pass once the server has accounted for them", async () => {
+    const fake = new LoadedRedis();
+    for (let i = 0; i < 40; i++) fake.strings.set(i % 4 === 0 ? `app:lock:${i}` : `filler:${i}`, "x");
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    const s = source(fake, budget);
+    // The first INFO comes before the first SCAN: nothing is known, so the pass is charged its reply times.
+    await pollsUntilFound(s, "app:lock:0");
+    expect(budget.spentMs).toBeGreaterThanOrEqual(120);
+    expect(budget.allows()).toBe(false);
+    fake.strings.set("e2e:lock:new", "tok");
+    // INFO is read again within a second (not ten): the overcharge is given back and the next step finds the key.
+    const polls = await pollsUntilFound(s, "e2e:lock:new");
+    expect(polls).toBeLessThanOrEqual(5);
+    expect(fake.infos).toBe(2);
+    expect(budget.spentMs).toBeLessThan(1);
+  });
+
+  it("keeps a large keyspace's pass within 1% of the server when the server's account is the true cost", async () => {
+    const fake = new LoadedRedis();
+    fake.replyMs = 5;
+    // 1,000,000 keys: a SCAN COUNT 1000 step costs the server about 0.8 ms (stack.md).
+    fake.virtualKeys = 1_000_000;
+    fake.usec.scan = 800;
+    fake.ran.add("scan").add("type").add("pttl");
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    const s = source(fake, budget);
+    const t0 = clock;
+    for (let i = 0; i < 240; i++) {
+      clock += 250;
+      await s.poll();
+    }
+    const elapsedMs = clock - t0;
+    const stepMs = (800 * 1.2 + 1) / 1000;
+    // 1% of a minute is 600 ms of server time, plus the 10 ms burst and at most one step of overdraft.
+    expect(fake.scans * stepMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + stepMs);
+    expect(fake.scans * stepMs).toBeGreaterThan(0.009 * elapsedMs);
+    expect(s.status().lastScanAt).toBeUndefined(); // 1,000 steps a pass: paced, not done in a minute
+  });
+});
+
+describe("CommandCosts", () => {
+  it("estimates PUBSUB NUMSUB (Redis 7 and 6 names) and EVALSHA from commandstats", () => {
+    const c = new CommandCosts();
+    expect(c.estimateMs("numsub", 1)).toBeUndefined();
+    c.update(
+      "cmdstat_pubsub|numsub:calls=4,usec=20,usec_per_call=5.00\r\ncmdstat_evalsha:calls=2,usec=30,usec_per_call=15.00\r\n",
+    );
+    expect(c.estimateMs("numsub", 2)).toBeCloseTo((2 * (5 * 1.2 + 1)) / 1000);
+    expect(c.estimateMs("fingerprint", 3)).toBeCloseTo((3 * (15 + 1)) / 1000);
+    c.update("cmdstat_pubsub:calls=4,usec=12,usec_per_call=3.00\r\n");
+    expect(c.estimateMs("numsub", 1)).toBeCloseTo((3 * 1.2 + 1) / 1000);
+  });
+
+  it("returns what reply times charged before the account overstated, once, and forgets what it cannot account for", () => {
+    const c = new CommandCosts();
+    c.charged("scan", 2, 50);
+    c.charged("read", 10, 30);
+    c.charged("numsub", 1, 0.001); // charged less than the account: nothing to give back
+    expect(c.awaiting).toBe(true);
+    const refund = c.update(
+      "cmdstat_scan:calls=2,usec=20,usec_per_call=10.00\r\ncmdstat_type:calls=10,usec=5,usec_per_call=0.50\r\n" +
+        "cmdstat_pttl:calls=10,usec=5,usec_per_call=0.50\r\ncmdstat_pubsub|numsub:calls=1,usec=4,usec_per_call=4.00\r\n",
+    );
+    expect(refund).toBeCloseTo(50 - (2 * (10 * 1.2 + 1)) / 1000 + 30 - (10 * (2 * 1 + 4)) / 1000);
+    expect(c.awaiting).toBe(false);
+    expect(c.update("")).toBe(0);
+    c.charged("fingerprint", 1, 20);
+    expect(c.update("cmdstat_scan:calls=2,usec=20,usec_per_call=10.00\r\n")).toBe(0); // no EVALSHA line: it stands
+    expect(c.awaiting).toBe(false);
+  });
+
+  it("gives a refund back to the budget, never beyond one second's allowance", () => {
+    const t = 0;
+    const b = new ServerTimeBudget(0.01, () => t);
+    b.spend(80);
+    expect(b.allows()).toBe(false);
+    b.refund(79.9);
+    expect(b.allows()).toBe(true);
+    expect(b.spentMs).toBeCloseTo(0.1);
+    b.refund(1000);
+    b.spend(10.5);
+    expect(b.allows()).toBe(false); // the refund did not buy more than the 10 ms burst
+  });
+});
