@@ -732,7 +732,13 @@ export class RedlockSource implements WatchedSource {
     const readings = await Promise.all(this.nodes.map((n) => this.withDeadline(n, (port) => this.read(n, port, keys))));
     readings.forEach((r, i) => {
       if (r.ok) this.keepReadings(this.nodes[i]!, r.value);
-      else for (const key of keys) this.nodes[i]!.cache.delete(key.toString("latin1"));
+      else {
+        // Not read there now: the next poll reads these keys on every node again (the view left it out).
+        for (const key of keys) {
+          this.nodes[i]!.cache.delete(key.toString("latin1"));
+          this.dirty.set(key.toString("latin1"), key);
+        }
+      }
     });
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
     const nowMs = this.now();
