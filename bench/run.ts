@@ -2,9 +2,10 @@
  * `npm run bench`: every measurement of BENCHMARKS.md in one run, on loopback only, against servers the bench
  * starts itself (never the machine's Redis on 6379) and stops on every exit path.
  *
- *   npm run bench                         all ten measurements, about twenty-five minutes
+ *   npm run bench                         every measurement, about twenty-five minutes
  *   npm run bench -- --only=startup       start-up time and idle RSS, tsx against the compiled dist/ (npm run build)
  *   npm run bench -- --only=discovery,impact
+ *   npm run bench -- --only=redlock       Redlock groups (5 nodes, 1,000 locks), poll and track side by side, 30 s
  *   npm run bench -- --update-doc         also rewrites the results section of BENCHMARKS.md
  *
  * Writes bench/results/latest.json (raw numbers) and bench/results/latest.md (the section BENCHMARKS.md embeds).
@@ -30,6 +31,7 @@ import { currentLoad, machineFacts } from "./support/machine";
 import { killOwnDescendantsSync } from "./support/processes";
 import type { SectionResult } from "./support/result";
 import { connectViewer } from "./support/ui-socket";
+import { measureRedlockTracking } from "./redlock-tracking";
 import { measureStartup } from "./startup";
 import { measureZookeeper } from "./zookeeper-view";
 
@@ -48,6 +50,7 @@ const SECTIONS = [
   "fanout",
   "startup",
   "table",
+  "redlock",
 ] as const;
 type SectionId = (typeof SECTIONS)[number];
 const TITLES: Record<SectionId, string> = {
@@ -61,6 +64,7 @@ const TITLES: Record<SectionId, string> = {
   fanout: "Several dashboards: a change seen on B",
   startup: "Start-up and idle memory",
   table: "Locks table at 10 k and 100 k locks",
+  redlock: "Redlock groups: poll vs track",
 };
 
 const started = performance.now();
@@ -182,6 +186,8 @@ async function main(): Promise<number> {
       sections.push(await section("startup", only, () => measureStartup(small, log)));
       await stopSmall();
     } else sections.push(skipped("startup"));
+    // Its own ten redis-servers and two watchers in this process, side by side.
+    sections.push(await section("redlock", only, () => measureRedlockTracking({ cleanup }, log)));
     // Its own redis-server, agents and dashboards with pages, and Chromium: last, with the machine otherwise idle.
     sections.push(await section("table", only, () => measureLocksTable(cleanup, log)));
   } finally {

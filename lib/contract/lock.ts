@@ -297,4 +297,8 @@ export interface NodeStatus {
   /** This node's clock minus the agent's, from TIME. */
   clockOffsetMs?: number;
   error?: string;
+  /** Redlock member: "track" while its CLIENT TRACKING is live, "poll" when it is re-read in full each poll. */
+  changeDetection?: "track" | "poll";
+  /** Why the node is polled although tracking is configured (refused by an ACL, the invalidation link lost). */
+  note?: string;
 }

@@ -176,7 +176,7 @@ const eventSchema: z.ZodType<LockEvent> = z.object({
   detail: z.record(z.string().max(64), z.union([text, z.number(), z.boolean(), z.null()])).optional(),
 });
 
-const sourceSchema: z.ZodType<SourceStatus> = z.object({
+export const sourceSchema: z.ZodType<SourceStatus> = z.object({
   id: text,
   kind: backend,
   up: z.boolean(),
@@ -199,6 +199,8 @@ const sourceSchema: z.ZodType<SourceStatus> = z.object({
         lagBytes: z.number().optional(),
         clockOffsetMs: z.number().optional(),
         error: text.optional(),
+        changeDetection: z.enum(["track", "poll"]).optional(),
+        note: text.optional(),
       }),
     )
     .max(1000)

@@ -380,3 +380,94 @@ describe("RedlockSource", () => {
     expect(source.status().error).toMatch(/resource limit 2/);
   });
 });
+
+describe("RedlockSource in track mode (CLIENT TRACKING per node)", () => {
+  const nodeId = (i: number) => `redis://127.0.0.1:${7000 + i}/0`;
+
+  /** Every node tracked; records which keys each node is asked to read. */
+  function tracked() {
+    const t = setup(5, { changeDetection: "track", sweepMs: 60_000 });
+    const reads = t.nodes.map(() => [] as string[]);
+    t.nodes.forEach((n, i) => {
+      const sample = n.sample.bind(n);
+      n.sample = (keys, expected, bytes) => {
+        reads[i]!.push(...keys.map((k) => k.toString()));
+        return sample(keys, expected, bytes);
+      };
+    });
+    t.nodes.forEach((_, i) => t.source.setTracking(nodeId(i), "track"));
+    return { ...t, reads, clear: () => reads.forEach((r) => (r.length = 0)) };
+  }
+
+  it("reads a quiet lock once, then only when a node announces it or its lease ends", async () => {
+    const { source, put, clock, reads, clear } = tracked();
+    put("lock:a", TOKEN, 10_000, ALL);
+    const first = await source.poll(); // tracking just enabled: every node reads everything once
+    expect(first.events.map((e) => e.type)).toEqual(["acquired"]);
+    expect(reads.every((r) => r.includes("lock:a"))).toBe(true);
+    expect(source.status().changeDetection).toBe("track");
+    clear();
+    clock.now += 100;
+    await source.poll();
+    expect(reads.flat()).toEqual([]); // nothing announced, nothing due, the sweep's share under one key
+
+    put("lock:a", OTHER, 10_000, ALL);
+    source.invalidated(nodeId(2), [Buffer.from("lock:a")]);
+    const changed = await source.poll();
+    // Announced by one node, re-read on all five: the quorum view is decided from fresh reads.
+    expect(reads.map((r) => r.filter((k) => k === "lock:a").length)).toEqual([1, 1, 1, 1, 1]);
+    expect(changed.events.map((e) => e.type)).toEqual(["owner-changed"]);
+    clear();
+
+    clock.now += 10_001;
+    const ended = await source.poll();
+    expect(reads.every((r) => r.includes("lock:a"))).toBe(true);
+    expect(ended.events.map((e) => e.type)).toEqual(["expired"]);
+    expect(source.locks()).toEqual([]);
+  });
+
+  it("polls a node whose tracking is refused in full, and evaluates every lock with the others' last readings", async () => {
+    const { source, put, reads, clear, nodes, clock, only } = tracked();
+    source.setTracking(nodeId(4), "poll", "CLIENT TRACKING refused: NOPERM (grant +client|tracking)");
+    put("lock:a", TOKEN, 30_000, ALL);
+    await source.poll();
+    clear();
+    clock.now += 100;
+    // A change only the untracked node can show: the leftover's TTL there, seen by its own poll.
+    nodes[4]!.set("lock:a", TOKEN, 60_000);
+    await source.poll();
+    expect(reads.slice(0, 4).flat()).toEqual([]);
+    expect(reads[4]).toEqual(["lock:a"]);
+    const lock = only(source.locks());
+    expect(lock.quorum).toMatchObject({ votes: 5, state: "held", partial: false });
+    expect(lock.quorum!.perNode[4]!.ttlMs).toBe(60_000);
+    const s = source.status();
+    expect(s.changeDetection).toBe("poll");
+    expect(s.note).toMatch(/not live on 1 of 5 nodes.*NOPERM/);
+    expect(s.nodes!.map((n) => n.changeDetection)).toEqual(["track", "track", "track", "track", "poll"]);
+  });
+
+  it("re-reads everything on a node whose tracking comes back, and after it was silent", async () => {
+    const { source, put, reads, clear, nodes, clock } = tracked();
+    put("lock:a", TOKEN, 30_000, ALL);
+    put("lock:b", OTHER, 30_000, ALL);
+    await source.poll();
+    clear();
+    source.setTracking(nodeId(1), "poll", "the invalidation connection was lost; polling until it is back");
+    source.setTracking(nodeId(1), "track");
+    clock.now += 100;
+    await source.poll();
+    expect(reads[1]!.sort()).toEqual(["lock:a", "lock:b"]);
+    expect(reads[0]).toEqual([]);
+    clear();
+
+    nodes[3]!.failure = new Error("connect ECONNREFUSED");
+    await source.poll();
+    nodes[3]!.failure = null;
+    clear();
+    clock.now += 100;
+    await source.poll();
+    expect(reads[3]!.sort()).toEqual(["lock:a", "lock:b"]);
+    expect(reads[0]).toEqual([]);
+  });
+});

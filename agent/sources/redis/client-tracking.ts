@@ -214,3 +214,42 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
     },
   };
 }
+
+export interface TrackedReaderOptions extends Omit<ClientTrackingOptions, "onState" | "log"> {
+  /** How the node appears in the log ("redis://127.0.0.1:6379/0", "redlock default: node ..."). */
+  label: string;
+  log: (line: string) => void;
+  /** Track while the server announces changes; poll otherwise (refused, or lost until it is back), with why. */
+  onMode: (mode: "track" | "poll", note?: string) => void;
+}
+
+/**
+ * One tracked reading connection as a source uses it: tracking's state becomes the source's change-detection mode,
+ * logged once per change (a refusal once, with what to grant). Shared by standalone Redis nodes, each Redis
+ * Cluster master and each member of a Redlock group.
+ */
+export function startTrackedReader(opts: TrackedReaderOptions): ClientTracking {
+  let last = "";
+  const { label, log, onMode, ...tracking } = opts;
+  const say = (line: string) => {
+    if (line !== last) log(`${label}: ${line}`);
+    last = line;
+  };
+  return startClientTracking({
+    ...tracking,
+    log: (line) => log(`${label}: ${line}`),
+    onState: (state) => {
+      if (state.live) {
+        onMode("track", state.note);
+        say(`change detection: CLIENT TRACKING${opts.prefixes.length ? ` (BCAST ${opts.prefixes.join(", ")})` : ""}`);
+        return;
+      }
+      onMode("poll", state.reason);
+      say(
+        state.refused
+          ? `${state.reason}; change detection falls back to polling within the server-time budget`
+          : `client tracking not live (${state.reason}); polling meanwhile`,
+      );
+    },
+  });
+}

@@ -19,7 +19,7 @@ import type { RedisNodePort } from "./redis-port";
 import { RedisSource } from "./redis-source";
 import { ReplicationWatcher } from "./replication-watcher";
 import { bcastPrefixes } from "./bcast-prefixes";
-import { startClientTracking, type ClientTracking } from "./client-tracking";
+import { startTrackedReader, type ClientTracking } from "./client-tracking";
 
 export interface RedisSourcesOptions {
   agentId: string;
@@ -217,31 +217,16 @@ class RedisTargetSource implements WatchedSource {
     reader: Redis,
     label: string,
   ): ClientTracking {
-    let last = "";
-    const prefixes = bcastPrefixes(this.opts.lockPatterns);
-    return startClientTracking({
+    return startTrackedReader({
       url,
       reader,
-      prefixes,
+      prefixes: bcastPrefixes(this.opts.lockPatterns),
       commandTimeoutMs: this.opts.commandTimeoutMs,
       onKeys: (keys) => keys.forEach((k) => batcher.add(k)),
       onFlush: () => source.resync(),
-      log: (line) => this.opts.log(`${label}: ${line}`),
-      onState: (state) => {
-        if (state.live) {
-          source.setChangeDetection("track", state.note);
-          const line = `change detection: CLIENT TRACKING${prefixes.length ? ` (BCAST ${prefixes.join(", ")})` : ""}`;
-          if (line !== last) this.opts.log(`${label}: ${line}`);
-          last = line;
-          return;
-        }
-        source.setChangeDetection("poll", state.reason);
-        const line = state.refused
-          ? `${state.reason}; change detection falls back to polling within the server-time budget`
-          : `client tracking not live (${state.reason}); polling meanwhile`;
-        if (line !== last) this.opts.log(`${label}: ${line}`);
-        last = line;
-      },
+      label,
+      log: this.opts.log,
+      onMode: (mode, note) => source.setChangeDetection(mode, note),
     });
   }
 

@@ -16,6 +16,10 @@ export const redlockBackend: BackendModule<RedlockConfig> = {
       log: deps.log,
       lockPatterns: deps.agent.lockPatterns,
       commandTimeoutMs: deps.agent.commandTimeoutMs,
+      // The Redis settings apply to each node of a group as to a single Redis node.
+      changeDetection: deps.agent.changeDetection,
+      sweepMs: deps.agent.sweepMs,
+      push: deps.push,
     });
     return { ...redlock, watched: config.groups.map((g) => `Redlock group ${g.name} (${g.nodes.length} nodes)`) };
   },

@@ -1,4 +1,7 @@
 import type { Redis } from "ioredis";
+import type { TrackerOutput } from "../../core/tracker";
+import { bcastPrefixes } from "../redis/bcast-prefixes";
+import { startTrackedReader, type ClientTracking } from "../redis/client-tracking";
 import { connectRedis, IoredisReleasePort } from "../redis/redis-client";
 import { IoredisRedlockPort } from "./redlock-client";
 import type { RedlockConfig } from "./redlock-config";
@@ -12,9 +15,22 @@ export interface RedlockFactoryOptions {
   lockPatterns: readonly string[];
   /** Per-node deadline of each poll round, and the clients' command timeout. */
   commandTimeoutMs: number;
+  /**
+   * REDIS_CHANGE_DETECTION: "track" runs CLIENT TRACKING on each node's reading connection (a redirect connection
+   * subscribed to the invalidations, BCAST for LOCK_PATTERNS' literal prefixes), each node on its own and polled
+   * in full while its tracking is refused or lost; "poll" (default) re-reads everything at every poll.
+   */
+  changeDetection?: "track" | "poll";
+  /** REDIS_SWEEP_MS: in track mode, each known resource is re-read about this often anyway. */
+  sweepMs?: number;
+  /** Changes seen between polls (announced keys, lease ends) are published through this. */
+  push?: (output: TrackerOutput) => void;
   /** Passed through to each source (scan budget, test hooks such as clockOffsetMs). */
   source?: Partial<
-    Omit<RedlockSourceOptions, "group" | "agentId" | "newId" | "lockPatterns" | "nodeTimeoutMs" | "log">
+    Omit<
+      RedlockSourceOptions,
+      "group" | "agentId" | "newId" | "lockPatterns" | "nodeTimeoutMs" | "log" | "changeDetection" | "sweepMs" | "push"
+    >
   >;
 }
 
@@ -26,9 +42,18 @@ export interface RedlockSources {
   close(): void;
 }
 
-/** One client per node, one source per group. Clients connect in the background; `ready` says when they tried. */
+/**
+ * One client per node, one source per group; in track mode also each node's CLIENT TRACKING (two more connections
+ * per node: the invalidation subscriber and, with BCAST prefixes, an idle announcer). Clients connect in the
+ * background; `ready` says when they tried (and, tracking, when its first attempt settled).
+ */
 export function createRedlockSources(config: RedlockConfig, opts: RedlockFactoryOptions): RedlockSources {
   const clients: Redis[] = [];
+  const trackers: ClientTracking[] = [];
+  const started: Array<Promise<unknown>> = [];
+  const track = opts.changeDetection === "track";
+  const prefixes = bcastPrefixes(opts.lockPatterns);
+  let closed = false;
   const sources = config.groups.map((group) => {
     // The clients report connection changes to the source, which needs the clients' ports first.
     const holder: { source?: RedlockSource } = {};
@@ -39,6 +64,28 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
         onStatus: (up, error) => holder.source?.setConnection(target.id, up, error),
       });
       clients.push(client);
+      started.push(
+        client
+          .connect()
+          .catch(() => undefined)
+          .then(() => {
+            if (!track || closed) return;
+            // Tracking belongs to the connection that reads the locks: the port's client.
+            const tracking = startTrackedReader({
+              url: target.url,
+              reader: client,
+              prefixes,
+              commandTimeoutMs: opts.commandTimeoutMs,
+              onKeys: (keys) => holder.source?.invalidated(target.id, keys),
+              onFlush: () => holder.source?.flushed(target.id),
+              label: `redlock ${group.name}: node ${target.id}`,
+              log: opts.log,
+              onMode: (mode, note) => holder.source?.setTracking(target.id, mode, note),
+            });
+            trackers.push(tracking);
+            return tracking.ready;
+          }),
+      );
       // The writer is used only by an operator's force-release; polls go through the read-only port.
       return { id: target.id, port: new IoredisRedlockPort(client), writer: new IoredisReleasePort(client) };
     });
@@ -50,14 +97,20 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
       lockPatterns: opts.lockPatterns,
       nodeTimeoutMs: opts.commandTimeoutMs,
       log: opts.log,
+      changeDetection: opts.changeDetection ?? "poll",
+      ...(opts.sweepMs !== undefined ? { sweepMs: opts.sweepMs } : {}),
+      ...(opts.push ? { push: opts.push } : {}),
     });
     return holder.source;
   });
-  const ready = Promise.all(clients.map((c) => c.connect().catch(() => undefined))).then(() => undefined);
+  const ready = Promise.all(started).then(() => undefined);
   return {
     sources,
     ready,
     close() {
+      closed = true;
+      for (const t of trackers) t.close();
+      for (const s of sources) s.close();
       for (const c of clients) c.disconnect();
     },
   };

@@ -23,6 +23,8 @@ import {
   type NodeReading,
 } from "./redlock-release";
 import { QuorumUpsertFilter } from "./redlock-upserts";
+import { DeadlineHeap } from "../redis/deadline-heap";
+import { NotificationBatcher } from "../redis/notification-batcher";
 
 export interface RedlockNode {
   /** As in the configuration with credentials removed (RedisTarget.id). */
@@ -61,6 +63,19 @@ export interface RedlockSourceOptions {
   now?: () => number;
   /** Sub-millisecond epoch clock for round trips and TIME offsets. */
   clock?: () => number;
+  /**
+   * REDIS_CHANGE_DETECTION. "track": a node whose CLIENT TRACKING is live (setTracking) re-reads only what it
+   * announced (invalidated), what is due at its lease end, new keys and the safety sweep; a node not tracked is
+   * polled in full. "poll" (default): every known resource is re-read on every node at every poll.
+   */
+  changeDetection?: "track" | "poll";
+  /** Track mode: each known resource is re-read on every node about this often even when nothing announced it. */
+  sweepMs?: number;
+  /**
+   * Where changes seen between polls go (announced keys, lease ends); with it the source runs one timer for the
+   * earliest lease end. Without it (unit tests) they are read at the next poll.
+   */
+  push?: (output: TrackerOutput) => void;
 }
 
 export interface RedlockNodeHealth {
@@ -105,6 +120,17 @@ interface NodeState {
   busy: boolean;
   connectionError?: string;
   health: RedlockNodeHealth;
+  /** Track mode: the server announces changes of what this node's reader read (CLIENT TRACKING live). */
+  tracked: boolean;
+  /** Why the node is polled in full although track mode is configured (refused, lost, not enabled yet). */
+  trackNote?: string;
+  /** Every known resource must be re-read on this node (tracking just (re-)enabled, a flush, silent before). */
+  resync: boolean;
+  /**
+   * Track mode: this node's last reading of each known resource, used while the node is tracked and nothing was
+   * announced for the key (an announcement deletes the entry), and only until its lease end.
+   */
+  cache: Map<string, Reading>;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; timedOut: boolean; error: string };
@@ -174,6 +200,19 @@ export class RedlockSource implements WatchedSource {
   private limitReached = false;
   private lastScanAt: string | undefined;
   private lastScanMs: number | undefined;
+  /** Track mode: resources announced by some node, to be re-read on every node. */
+  private readonly dirty = new Map<string, Buffer>();
+  /** One entry per node reading with a lease: when it ends, the resource is re-read on every node. */
+  private readonly deadlines = new DeadlineHeap();
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private deadlineTimerAt = Infinity;
+  private readonly batcher: NotificationBatcher | null;
+  private sweepIter: Iterator<Buffer> | null = null;
+  private lastSweepMs: number | null = null;
+  private sweepCredit = 0;
+  /** Polls, announced reads and lease-end reads run one at a time, so no node gets two batches at once. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
   constructor(
     nodes: readonly RedlockNode[],
@@ -190,7 +229,20 @@ export class RedlockSource implements WatchedSource {
       misses: 0,
       busy: false,
       health: { node: node.id, state: "down", error: "not polled yet", missedPolls: 0 },
+      tracked: false,
+      resync: false,
+      cache: new Map(),
     }));
+    const push = opts.push;
+    this.batcher =
+      push && this.tracking
+        ? new NotificationBatcher(
+            async (keys) => push(await this.refreshAnnounced(keys)),
+            5,
+            10_000,
+            () => this.nodes.forEach((n) => (n.resync = true)),
+          )
+        : null;
     // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
     this.matches = compilePatterns(opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1")));
   }
@@ -216,8 +268,73 @@ export class RedlockSource implements WatchedSource {
     if (notes.length > 0) s.error = notes.join("; ");
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
-    s.nodes = this.nodes.map((n) => redlockNodeStatus(n.health, this.slowMs));
+    s.nodes = this.nodes.map((n) => {
+      const ns = redlockNodeStatus(n.health, this.slowMs);
+      ns.changeDetection = this.tracking && n.tracked ? "track" : "poll";
+      if (this.tracking && !n.tracked) ns.note = n.trackNote ?? "client tracking not enabled yet";
+      return ns;
+    });
+    s.changeDetection = this.tracking && this.nodes.every((n) => n.tracked) ? "track" : "poll";
+    const polled = this.nodes.filter((n) => !n.tracked);
+    if (this.tracking && polled.length > 0) {
+      s.note = `CLIENT TRACKING not live on ${polled.length} of ${this.nodes.length} nodes, polled in full: ${polled
+        .map((n) => `${n.node.id} (${n.trackNote ?? "not enabled yet"})`)
+        .join("; ")}`;
+    }
     return s;
+  }
+
+  private get tracking(): boolean {
+    return this.opts.changeDetection === "track";
+  }
+
+  /**
+   * A node's CLIENT TRACKING state (client-tracking.ts startTrackedReader): while "poll" the node is re-read in
+   * full at each poll; back to "track", every known resource is re-read there once (what changed meanwhile is
+   * unknown) and then only what it announces.
+   */
+  setTracking(nodeId: string, mode: "track" | "poll", note?: string): void {
+    const n = this.nodes.find((x) => x.node.id === nodeId);
+    if (!n) return;
+    if (mode === "track") n.resync = true;
+    else n.cache.clear();
+    n.tracked = mode === "track";
+    n.trackNote = note;
+  }
+
+  /** A node announced these keys (written, renewed, deleted, expired): each is re-read on every node. */
+  invalidated(nodeId: string, keys: readonly Buffer[]): void {
+    const n = this.nodes.find((x) => x.node.id === nodeId);
+    for (const key of keys) {
+      const k = key.toString("latin1");
+      n?.cache.delete(k);
+      if (!this.known.has(k) && !this.matches(k)) continue;
+      if (this.batcher) this.batcher.add(key);
+      else this.dirty.set(k, key);
+    }
+  }
+
+  /** FLUSHALL or FLUSHDB on a node (an invalidation without keys): everything is re-read there. */
+  flushed(nodeId: string): void {
+    const n = this.nodes.find((x) => x.node.id === nodeId);
+    if (!n) return;
+    n.cache.clear();
+    n.resync = true;
+  }
+
+  /** Stops the lease-end timer and the announced-key batcher (the source is being removed). */
+  close(): void {
+    this.closed = true;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
+    this.batcher?.close();
+  }
+
+  /** One at a time: a poll, an announced read, a lease-end read. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
   }
 
   private get slowMs(): number {
@@ -447,7 +564,11 @@ export class RedlockSource implements WatchedSource {
   }
 
   /** One poll. Throws nothing: nodes that fail or stall are marked and left out; the rest are still evaluated. */
-  async poll(): Promise<TrackerOutput> {
+  poll(): Promise<TrackerOutput> {
+    return this.serial(() => this.pollOnce());
+  }
+
+  private async pollOnce(): Promise<TrackerOutput> {
     const started = this.clock();
     this.pollStartedMs = this.now();
     for (const [k, at] of this.releasedAtMs) if (at < this.pollStartedMs) this.releasedAtMs.delete(k);
@@ -459,32 +580,224 @@ export class RedlockSource implements WatchedSource {
       n.cursor = d.value.cursor;
       for (const key of d.value.found) found.set(key.toString("latin1"), key);
     });
-    this.admit(found);
-    const keys = [...this.known.values()];
+    const admitted = this.admit(found);
+    const all = [...this.known.values()];
+    // Poll mode, or a node not tracked (refused, lost, resyncing, silent at the last poll): that node reads every
+    // known resource, and every resource is evaluated. A tracked node reads only what is wanted this poll.
+    const full = this.nodes.map((n) => !this.tracking || !n.tracked || n.resync || n.misses > 0);
+    const wanted = this.tracking ? this.wantedNow(admitted) : [];
+    // Every resource is evaluated while some node is read in full or does not answer (its votes are missing from
+    // every view, as in poll mode); otherwise only the wanted ones, from fresh reads and the tracked nodes' last.
+    const evaluateAll = this.nodes.some((_, i) => full[i] || !discovered[i]!.ok);
+    const keys = !this.tracking || evaluateAll ? all : wanted;
+    const nowMs = this.now();
     // Only nodes that answered the first round are asked again: a stalled node costs one deadline per poll, not two.
     const readings = await Promise.all(
       this.nodes.map((n, i) => {
         const d = discovered[i]!;
-        return d.ok
-          ? this.withDeadline(n, (port) => this.read(n, port, keys))
-          : Promise.resolve<Outcome<Map<string, Reading>>>(d);
+        if (!d.ok) return Promise.resolve<Outcome<Map<string, Reading>>>(d);
+        const mine = full[i] ? all : this.withStale(n, wanted, keys, nowMs);
+        return this.withDeadline(n, (port) => this.read(n, port, mine));
       }),
     );
+    readings.forEach((r, i) => {
+      if (!r.ok) return;
+      if (full[i]) this.nodes[i]!.resync = false;
+      this.keepReadings(this.nodes[i]!, r.value);
+    });
     const answers = this.nodes.map((n, i) => this.settleNode(n, discovered[i]!, readings[i]!));
-    const out = this.evaluate(keys, readings, answers);
+    const out = this.evaluate(keys, (i, k) => this.readingOf(i, k, readings[i]!, full[i]!), answers);
+    // Quiet locks are not re-read in track mode: what only time changes (a hold too long) is revised here.
+    if (keys !== all) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
     const ended = this.clock();
     this.polled = true;
     this.lastScanAt = new Date(this.now()).toISOString();
     this.lastScanMs = Math.round(ended - started);
+    this.armDeadlineTimer();
     return this.upserts.filter(out);
+  }
+
+  /**
+   * Track mode: the resources to re-read on every tracked node this poll: new ones, announced ones, those whose
+   * lease ended on some node, and the sweep's share (each known resource about once per sweepMs).
+   */
+  private wantedNow(admitted: readonly Buffer[]): Buffer[] {
+    const out = new Map<string, Buffer>();
+    for (const key of admitted) out.set(key.toString("latin1"), key);
+    for (const [k, key] of this.dirty) if (this.known.has(k)) out.set(k, key);
+    this.dirty.clear();
+    for (const key of this.dueKeys()) out.set(key.toString("latin1"), key);
+    for (const key of this.sweepSlice()) out.set(key.toString("latin1"), key);
+    return [...out.values()];
+  }
+
+  /** A tracked node's reads: the wanted keys, plus evaluated ones it has no valid reading of (new, or lease over). */
+  private withStale(n: NodeState, wanted: Buffer[], evaluated: Buffer[], nowMs: number): Buffer[] {
+    if (evaluated === wanted) return wanted;
+    const out = new Map<string, Buffer>(wanted.map((key) => [key.toString("latin1"), key]));
+    for (const key of evaluated) {
+      const k = key.toString("latin1");
+      if (!out.has(k) && !cacheValid(n.cache.get(k), nowMs)) out.set(k, key);
+    }
+    return [...out.values()];
+  }
+
+  /** This poll's reading of k on node i, or (a tracked node that answered) its last one while still valid. */
+  private readingOf(i: number, k: string, r: Outcome<Map<string, Reading>>, full: boolean): Reading | undefined {
+    if (!r.ok) return undefined;
+    const fresh = r.value.get(k);
+    if (fresh || full || !this.tracking) return fresh;
+    const cached = this.nodes[i]!.cache.get(k);
+    return cacheValid(cached, this.now()) ? cached : undefined;
+  }
+
+  /** Track mode: keeps each node's fresh readings and schedules a re-read at each lease end. */
+  private keepReadings(n: NodeState, fresh: ReadonlyMap<string, Reading>): void {
+    if (!this.tracking) return;
+    for (const [k, reading] of fresh) {
+      if (!this.known.has(k)) continue;
+      n.cache.set(k, reading);
+      const end = leaseEnd(reading);
+      if (end !== null) this.deadlines.push(end, k);
+    }
+    if (this.deadlines.size > 2 * this.known.size * this.nodes.length + 1000) {
+      this.deadlines.compact((at, k) => this.nodes.some((x) => leaseEnd(x.cache.get(k)) === at));
+    }
+  }
+
+  /** Resources whose lease ended on some node by now (popped from the heap; stale entries skipped). */
+  private dueKeys(): Buffer[] {
+    const out = new Map<string, Buffer>();
+    for (const { atMs, key: k } of this.deadlines.popDue(this.now())) {
+      const key = this.known.get(k);
+      if (key && this.nodes.some((n) => leaseEnd(n.cache.get(k)) === atMs)) out.set(k, key);
+    }
+    return [...out.values()];
+  }
+
+  /**
+   * The safety sweep's share for this poll: known resources in turn, each about once per sweepMs (a fractional
+   * credit, so a large sweepMs reads nothing for many polls rather than one key every poll).
+   */
+  private sweepSlice(): Buffer[] {
+    const now = this.now();
+    const last = this.lastSweepMs ?? now;
+    this.lastSweepMs = now;
+    this.sweepCredit += (this.known.size * Math.max(0, now - last)) / (this.opts.sweepMs ?? 60_000);
+    const share = Math.min(this.known.size, Math.floor(this.sweepCredit));
+    this.sweepCredit -= share;
+    const out: Buffer[] = [];
+    while (out.length < share) {
+      this.sweepIter ??= this.known.values();
+      const next = this.sweepIter.next();
+      if (next.done) {
+        this.sweepIter = null;
+        continue;
+      }
+      out.push(next.value);
+    }
+    return out;
+  }
+
+  /**
+   * Announced keys (from any node's invalidations): each re-read on every node now, between polls. New ones under
+   * the lock patterns (BCAST prefixes) are admitted like SCAN finds.
+   */
+  private refreshAnnounced(keys: readonly Buffer[]): Promise<TrackerOutput> {
+    return this.serial(async () => {
+      const found = new Map<string, Buffer>();
+      for (const key of keys) {
+        const k = key.toString("latin1");
+        if (!this.known.has(k) && this.matches(k)) found.set(k, key);
+      }
+      this.admit(found, false);
+      const wanted = keys.filter((key) => this.known.has(key.toString("latin1")));
+      return this.refreshKeys(wanted, "notification");
+    });
+  }
+
+  /** The lease-end timer's work: resources whose lease ended on some node, re-read on every node. */
+  private refreshDue(): Promise<TrackerOutput> {
+    return this.serial(() => this.refreshKeys(this.dueKeys(), "lease-end"));
+  }
+
+  /**
+   * Re-reads some resources on every node (each under its deadline, busy nodes skipped) and evaluates them. Node
+   * health is the last poll's: a node that does not answer here is left out of these keys' views, as in a poll.
+   */
+  private async refreshKeys(keys: Buffer[], observedBy: "notification" | "lease-end"): Promise<TrackerOutput> {
+    const none: TrackerOutput = { events: [], upserts: [], removed: [] };
+    if (keys.length === 0 || this.closed) return none;
+    const startedMs = this.now();
+    const readings = await Promise.all(this.nodes.map((n) => this.withDeadline(n, (port) => this.read(n, port, keys))));
+    readings.forEach((r, i) => {
+      if (r.ok) this.keepReadings(this.nodes[i]!, r.value);
+      else {
+        // Not read there now: the next poll reads these keys on every node again (the view left it out).
+        for (const key of keys) {
+          this.nodes[i]!.cache.delete(key.toString("latin1"));
+          this.dirty.set(key.toString("latin1"), key);
+        }
+      }
+    });
+    const out: TrackerOutput = { events: [], upserts: [], removed: [] };
+    const nowMs = this.now();
+    for (const key of keys) {
+      const k = key.toString("latin1");
+      const releasedAt = this.releasedAtMs.get(k);
+      if (releasedAt !== undefined && releasedAt >= startedMs) continue;
+      if (!this.known.has(k)) continue;
+      const reads = readings.map((r): Outcome<KeyRead> => {
+        if (!r.ok) return r;
+        const reading = r.value.get(k);
+        return reading ? { ok: true, value: reading } : { ok: false, timedOut: false, error: "not read" };
+      });
+      const answers = this.releaseAnswers(k, reads, nowMs);
+      merge(
+        out,
+        this.evaluateKey(
+          key,
+          answers,
+          reads.map((r) => (r.ok ? r.value.sample : undefined)),
+          nowMs,
+          { observedBy },
+        ),
+      );
+    }
+    this.armDeadlineTimer();
+    return this.upserts.filter(out);
+  }
+
+  /** One timer for the earliest lease end on any node (track mode with a push target only). */
+  private armDeadlineTimer(): void {
+    const push = this.opts.push;
+    if (!push || !this.tracking || this.closed) return;
+    const next = this.deadlines.peek();
+    if (next === null || next >= this.deadlineTimerAt) return;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimerAt = next;
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = null;
+        this.deadlineTimerAt = Infinity;
+        void this.refreshDue()
+          .then((out) => push(out))
+          .catch(() => undefined)
+          .finally(() => this.armDeadlineTimer());
+      },
+      Math.max(0, next - this.now()),
+    );
+    this.deadlineTimer.unref?.();
   }
 
   private get maxResources(): number {
     return this.opts.maxResources ?? 10_000;
   }
 
-  private admit(found: Map<string, Buffer>): void {
-    this.limitReached = false;
+  /** Adds newly found resources up to the limit; returns the ones added. */
+  private admit(found: Map<string, Buffer>, resetLimit = true): Buffer[] {
+    if (resetLimit) this.limitReached = false;
+    const added: Buffer[] = [];
     for (const [k, key] of found) {
       if (this.known.has(k)) continue;
       if (this.known.size >= this.maxResources) {
@@ -492,7 +805,9 @@ export class RedlockSource implements WatchedSource {
         break;
       }
       this.known.set(k, key);
+      added.push(key);
     }
+    return added;
   }
 
   /**
@@ -646,7 +961,7 @@ export class RedlockSource implements WatchedSource {
 
   private evaluate(
     keys: Buffer[],
-    readings: ReadonlyArray<Outcome<Map<string, Reading>>>,
+    readingOf: (node: number, k: string) => Reading | undefined,
     shared: readonly Answer[],
   ): TrackerOutput {
     const nowMs = this.now();
@@ -664,8 +979,7 @@ export class RedlockSource implements WatchedSource {
       if (releasedAt !== undefined && releasedAt >= this.pollStartedMs) continue;
       const samples: Array<KeySample | undefined> = [];
       const answers = shared.map((base, i) => {
-        const r = readings[i]!;
-        const reading = r.ok ? r.value.get(k) : undefined;
+        const reading = shared[i]!.answered ? readingOf(i, k) : undefined;
         samples.push(reading?.sample);
         return this.answerFor(i, k, base, reading, nowMs);
       });
@@ -730,7 +1044,10 @@ export class RedlockSource implements WatchedSource {
   private forget(k: string): void {
     this.known.delete(k);
     this.memory.delete(k);
-    for (const n of this.nodes) n.types.delete(k);
+    for (const n of this.nodes) {
+      n.types.delete(k);
+      n.cache.delete(k);
+    }
   }
 
   private remember(k: string, mem: Memory, q: QuorumResult): void {
@@ -805,6 +1122,19 @@ function recogniseToken(sample: KeySample | undefined): { library: string; rule:
   if (field !== undefined && REDISSON_FIELD.test(field)) return { library: "redisson", rule: "redlock-redisson-hash" };
   if (field !== undefined) return { library: "generic", rule: "redlock-hash-field" };
   return { library: "generic", rule: "redlock-no-holder" };
+}
+
+/** When a reading's lease ends (one millisecond past, as PTTL rounds down), or null for none or no expiry. */
+function leaseEnd(r: Reading | undefined): number | null {
+  if (!r || r.sample.type === "none" || r.sample.pttl < 0) return null;
+  return r.readAtMs + r.sample.pttl + 1;
+}
+
+/** A cached reading stays valid while tracked, until its lease ends (then only a direct read may say "gone"). */
+function cacheValid(r: Reading | undefined, nowMs: number): boolean {
+  if (!r) return false;
+  const end = leaseEnd(r);
+  return end === null || end > nowMs;
 }
 
 function merge(into: TrackerOutput, o: TrackerOutput): void {
