@@ -11,7 +11,7 @@ export interface SourceLabel {
   port: string;
   /** What follows the port: ` +2` more ensemble members, `/3` a non-zero Redis database, a ZooKeeper chroot. */
   rest: string;
-  /** The whole source without scheme or credentials: the hover text. */
+  /** The whole source with its scheme (rediss:// says TLS) but never credentials, a query or a fragment: the hover text. */
   full: string;
 }
 
@@ -29,6 +29,7 @@ function splitHostPort(address: string): { host: string; port: string } {
 export function sourceLabel(source: string): SourceLabel {
   const scheme = SCHEME.exec(source);
   if (!scheme) return { host: source, port: "", rest: "", full: source };
+  const prefix = scheme[0].toLowerCase();
   let rest = source.slice(scheme[0].length);
   // Credentials never reach the screen, even if a source id ever carried them (`user:pass@host`).
   const at = rest.lastIndexOf("@", rest.search(/[/?#]|$/));
@@ -36,12 +37,12 @@ export function sourceLabel(source: string): SourceLabel {
   rest = rest.replace(/[?#].*$/, "");
   const slash = rest.indexOf("/");
   const authority = slash >= 0 ? rest.slice(0, slash) : rest;
-  let path = slash >= 0 ? rest.slice(slash) : "";
+  const fullPath = slash >= 0 ? rest.slice(slash) : "";
   // Redis: database 0 is everyone's default, so only another database is worth the width.
-  if (/^rediss?:\/\//i.test(source) && path === "/0") path = "";
+  const path = /^rediss?:\/\/$/.test(prefix) && fullPath === "/0" ? "" : fullPath;
   const hosts = authority.split(",").filter((h) => h !== "");
   const first = splitHostPort(hosts[0] ?? "");
   const more = hosts.length > 1 ? ` +${hosts.length - 1}` : "";
-  const full = `${hosts.join(",")}${path}`;
+  const full = hosts.length === 0 ? "" : `${prefix}${hosts.join(",")}${fullPath}`;
   return { host: first.host, port: first.port, rest: `${path}${more}`, full };
 }
