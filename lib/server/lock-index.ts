@@ -120,9 +120,15 @@ function cmp(a: string | number, b: string | number): number {
 }
 
 /**
- * The hazards sort breaks its many ties (every lock without a hazard) by resource, ascending in both directions:
- * the table's default order is "hazardous first, then by name", not the order locks happened to arrive in.
+ * The hazards sort breaks its many ties (every lock without a hazard) by resource, against the sort's direction:
+ * the table's default `-hazards` reads "hazardous first, then by name A to Z", not the order locks arrived in. One
+ * total order read either way, so the kept sorted orders (lock-order.ts) serve both directions from one array.
  */
+export function resourceTie(key: SortKey, a: string, b: string): number {
+  if (key !== "hazards" || a === b) return 0;
+  return a < b ? 1 : -1;
+}
+
 function tiesByResource(sort: LockSort): boolean {
   return sort.key === "hazards";
 }
@@ -132,7 +138,7 @@ function afterCursor(e: IndexedLock, value: string | number, sort: LockSort, c: 
   const byValue = dir * cmp(value, c.value);
   if (byValue !== 0) return byValue > 0;
   if (tiesByResource(sort) && c.resource !== undefined) {
-    const byName = cmp(e.lock.resource, c.resource);
+    const byName = dir * resourceTie(sort.key, e.lock.resource, c.resource);
     if (byName !== 0) return byName > 0;
   }
   return dir * (e.seq - c.seq) > 0;
@@ -228,9 +234,8 @@ export function runQuery(all: Iterable<IndexedLock>, q: LockQuery): QueryResult 
     const vb = values[b]!;
     if (va !== vb) return dir * (va < vb ? -1 : 1);
     if (byName) {
-      const ra = entries[a]!.lock.resource;
-      const rb = entries[b]!.lock.resource;
-      if (ra !== rb) return ra < rb ? -1 : 1;
+      const t = resourceTie(key, entries[a]!.lock.resource, entries[b]!.lock.resource);
+      if (t !== 0) return dir * t;
     }
     return dir * (seqs[a]! - seqs[b]!);
   };
