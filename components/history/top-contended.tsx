@@ -1,15 +1,30 @@
 "use client";
 
 import Link from "next/link";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { RankBy, TopContended } from "@/lib/contract/alerts";
+import { RANK_BY, type RankBy, type TopContended } from "@/lib/contract/alerts";
 import { formatDuration } from "../locks/format";
 import { formatTime } from "../time/format-time";
 import { useZone } from "../time/time";
 import { emptyRankingText, RANK_CHOICES, rankChoice } from "./rank-words";
 
 const WINDOWS = ["1h", "6h", "24h", "7d"] as const;
+type HistoryWindow = (typeof WINDOWS)[number];
+
+/** The window and ranking from the URL (a shared link, a reload); anything else is the default. */
+export function parseHistoryParams(params: { get(name: string): string | null }): {
+  window: HistoryWindow;
+  by: RankBy;
+} {
+  const w = params.get("window");
+  const b = params.get("by");
+  return {
+    window: (WINDOWS as readonly string[]).includes(w ?? "") ? (w as HistoryWindow) : "24h",
+    by: (RANK_BY as readonly string[]).includes(b ?? "") ? (b as RankBy) : "contention",
+  };
+}
 const AXIS = { fill: "#94a3b8", fontSize: 11 };
 const TOOLTIP = { contentStyle: { background: "#0f172a", border: "1px solid #334155", fontSize: 12 } };
 
@@ -21,8 +36,20 @@ async function fetchTop(window: string, by: RankBy): Promise<TopContended> {
 
 /** The fleet's contention per hour, then the locks that hurt most in the window, ranked as the operator chooses. */
 export function TopContendedView() {
-  const [window, setWindow] = useState<(typeof WINDOWS)[number]>("24h");
-  const [by, setBy] = useState<RankBy>("contention");
+  const params = useSearchParams();
+  const router = useRouter();
+  const pathname = usePathname();
+  const [window, setWindow] = useState<HistoryWindow>(() => parseHistoryParams(params).window);
+  const [by, setBy] = useState<RankBy>(() => parseHistoryParams(params).by);
+  // The view in the URL, defaults left out: an incident link opens the same window and ranking.
+  useEffect(() => {
+    const p = new URLSearchParams();
+    if (window !== "24h") p.set("window", window);
+    if (by !== "contention") p.set("by", by);
+    const qs = p.toString();
+    if (qs === new URLSearchParams(globalThis.location?.search ?? "").toString()) return;
+    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+  }, [window, by, router, pathname]);
   const [top, setTop] = useState<TopContended | null>(null);
   const [zone] = useZone();
   const [error, setError] = useState<string | null>(null);

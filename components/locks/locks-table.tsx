@@ -2,7 +2,7 @@
 
 import { useVirtualizer } from "@tanstack/react-virtual";
 import Link from "next/link";
-import { useSearchParams } from "next/navigation";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { BACKEND_LABELS, BACKENDS } from "@/lib/contract/lock";
 import type { LockViewQuery } from "@/lib/contract/socket";
@@ -13,9 +13,18 @@ import { formatDuration, remainingTtl, shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { TtlCell } from "./ttl-cell";
 import { HazardsOnlyToggle, SearchFilter } from "../ui/list-filters";
-
-/** The sorts the server's index answers (GET /api/locks `sort`). */
-type SortKey = "resource" | "ttl" | "held" | "waiters" | "hazards";
+import { FADE_MS, goneLockIds, mergeLeaving, pruneLeaving, updateLeaving, type LeavingRow } from "./leaving-rows";
+import { LockCard } from "./lock-card";
+import { SourceText } from "./source-text";
+import {
+  nextSort,
+  parseTableState,
+  serializeTableState,
+  sortName,
+  type SortKey,
+  type TableState,
+} from "./table-url-state";
+import { useMediaQuery } from "./use-media-query";
 
 const COLUMNS: Array<{ label: string; sort?: SortKey; className: string }> = [
   { label: "Resource", sort: "resource", className: "w-[26%]" },
@@ -30,15 +39,18 @@ const COLUMNS: Array<{ label: string; sort?: SortKey; className: string }> = [
 ];
 
 const ROW_HEIGHT = 33;
+/** A card's first guess; each card is measured once drawn (hazard badges and long owners wrap). */
+const CARD_HEIGHT = 104;
 /**
  * The table subscribes to a window of rows around what is visible, in steps of CHUNK, so scrolling a screen or two
  * never re-subscribes and a jump (a dragged scrollbar) costs one small window, never the whole list.
  */
 const CHUNK = 100;
 const WINDOW = 3 * CHUNK;
-
-/** Drill-down filters a link may carry (the fleet overview's groups): shown as removable chips. */
-const LINK_FILTERS = ["pattern", "source", "library", "hazard"] as const;
+/** Typing settles before the URL follows (router.replace, no history entry per keystroke). */
+const URL_DEBOUNCE_MS = 300;
+/** Below Tailwind's `sm`: rows become cards. */
+const NARROW = "(max-width: 639px)";
 
 /** The remaining lease, counted down by its own clock: a tick re-renders this cell, not the table. */
 function LiveTtl({ ttlMs, receivedAt }: { ttlMs: number | null; receivedAt: number }) {
@@ -53,10 +65,15 @@ function HeldFor({ since }: { since: string }) {
   return <>{formatDuration(Math.max(0, now - Date.parse(since)))}</>;
 }
 
-const LockRow = memo(function LockRow({ live, index }: { live: LiveLock; index: number }) {
+const LockRow = memo(function LockRow({ live, index, leaving }: { live: LiveLock; index: number; leaving: boolean }) {
   const { lock, receivedAt } = live;
   return (
-    <tr className="h-[33px] hover:bg-slate-900/60" data-testid="lock-row" data-lock-id={lock.id} data-index={index}>
+    <tr
+      className={`h-[33px] hover:bg-slate-900/60 ${leaving ? "release-fade" : ""}`}
+      data-testid={leaving ? "lock-row-released" : "lock-row"}
+      data-lock-id={lock.id}
+      data-index={index}
+    >
       <td className="truncate px-3 py-1.5 font-mono">
         <Link href={`/locks/${lock.id}`} className="text-sky-300 hover:underline" title={lock.resource}>
           {lock.resource}
@@ -71,8 +88,8 @@ const LockRow = memo(function LockRow({ live, index }: { live: LiveLock; index: 
           </>
         ) : null}
       </td>
-      <td className="truncate px-3 py-1.5 font-mono text-xs text-slate-400" title={lock.source}>
-        {lock.source}
+      <td className="overflow-hidden px-3 py-1.5 text-slate-400">
+        <SourceText source={lock.source} />
       </td>
       <td className="truncate px-3 py-1.5 font-mono text-xs" title={lock.owner ?? "unknown"}>
         {shorten(lock.owner, 28)}
@@ -81,7 +98,13 @@ const LockRow = memo(function LockRow({ live, index }: { live: LiveLock; index: 
         {lock.library}
       </td>
       <td className="px-3 py-1.5">
-        <LiveTtl ttlMs={lock.ttlMs} receivedAt={receivedAt} />
+        {leaving ? (
+          <span className="text-xs italic text-slate-300" data-testid="released-label">
+            released
+          </span>
+        ) : (
+          <LiveTtl ttlMs={lock.ttlMs} receivedAt={receivedAt} />
+        )}
       </td>
       <td className="px-3 py-1.5 font-mono tabular-nums text-slate-400">
         <HeldFor since={lock.since} />
@@ -100,7 +123,7 @@ const LockRow = memo(function LockRow({ live, index }: { live: LiveLock; index: 
 function PlaceholderRow({ index }: { index: number }) {
   return (
     <tr className="h-[33px]" data-testid="lock-row-pending" data-index={index}>
-      <td colSpan={COLUMNS.length} className="px-3 py-1.5 text-slate-600">
+      <td colSpan={COLUMNS.length} className="px-3 py-1.5 text-slate-400">
         …
       </td>
     </tr>
@@ -126,26 +149,77 @@ function TruncationBanner() {
   );
 }
 
-export function LocksTable() {
-  const { connection } = useLiveLocks();
+/** What the table drew when the operator paused it. */
+interface Frozen {
+  rows: LiveLock[];
+  offset: number;
+  total: number;
+}
+
+/** Changes the live view has that the paused table does not show: rows changed, new, or gone from the window. */
+function waitingChanges(frozen: Frozen, live: { rows: LiveLock[]; offset: number }): number {
+  const held = new Map(frozen.rows.map((r) => [r.lock.id, r]));
+  let n = 0;
+  const liveIds = new Set<string>();
+  for (const r of live.rows) {
+    liveIds.add(r.lock.id);
+    // Rows are replaced only when the dashboard sends them again: identity means "unchanged".
+    if (held.get(r.lock.id) !== r && live.offset === frozen.offset) n++;
+  }
+  if (live.offset === frozen.offset) for (const id of held.keys()) if (!liveIds.has(id)) n++;
+  return n;
+}
+
+/**
+ * The table's view (filters, sort) lives in the URL, so a shared incident link or a reload opens the same view.
+ * Typing shows at once and reaches the URL when it settles; a change of the URL from outside (a drill-down link,
+ * back and forward) is followed.
+ */
+function useUrlTableState(): [TableState, (update: (s: TableState) => TableState) => void] {
   const params = useSearchParams();
-  const linkFilters = useMemo(() => {
-    const f: Partial<Record<(typeof LINK_FILTERS)[number], string>> = {};
-    for (const k of LINK_FILTERS) {
-      const v = params.get(k);
-      if (v) f[k] = v;
-    }
-    return f;
+  const router = useRouter();
+  const pathname = usePathname();
+  const [state, setState] = useState<TableState>(() => parseTableState(params));
+  const written = useRef(params.toString());
+
+  useEffect(() => {
+    const qs = params.toString();
+    if (qs === written.current) return;
+    written.current = qs;
+    setState(parseTableState(params));
   }, [params]);
-  const [query, setQuery] = useState(() => params.get("q") ?? "");
-  const [backend, setBackend] = useState(() => params.get("backend") ?? "all");
-  const [hazardsOnly, setHazardsOnly] = useState(false);
-  const [sort, setSort] = useState<{ key: SortKey; desc: boolean }>({ key: "resource", desc: false });
+
+  useEffect(() => {
+    const qs = serializeTableState(state);
+    if (qs === written.current) return;
+    const t = setTimeout(() => {
+      written.current = qs;
+      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+    }, URL_DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [state, router, pathname]);
+
+  return [state, setState];
+}
+
+export function LocksTable() {
+  const { connection, recentEvents } = useLiveLocks();
+  const [state, update] = useUrlTableState();
+  const { q: query, backend, hazardsOnly, sort, links: linkFilters } = state;
   const [windowStart, setWindowStart] = useState(0);
+  const [frozen, setFrozen] = useState<Frozen | null>(null);
+  const [leaving, setLeaving] = useState<LeavingRow[]>([]);
   const scrollRef = useRef<HTMLDivElement>(null);
+  const narrow = useMediaQuery(NARROW);
+
+  // A new view of the locks is live: changing a filter or the sort while paused resumes.
+  const change = (f: (s: TableState) => TableState) => {
+    setFrozen(null);
+    update(f);
+  };
 
   const filter = useMemo(() => {
-    const f: LockViewQuery = { ...linkFilters, sort: `${sort.desc ? "-" : ""}${sort.key}` };
+    const f: LockViewQuery = { ...linkFilters, sort: sortName(sort) };
     if (query.trim()) f.q = query.trim();
     if (backend !== "all") f.backend = backend;
     if (hazardsOnly && !f.hazard) f.hazard = "any";
@@ -161,14 +235,55 @@ export function LocksTable() {
 
   const view = useLockView({ ...filter, offset: windowStart, limit: WINDOW });
 
+  // Released rows stay a moment, fading, where they were: only rows this window showed, and only when the pushed
+  // events say the lock is gone (a row that merely scrolled or sorted out of the window leaves at once).
+  const gone = useMemo(() => goneLockIds(recentEvents), [recentEvents]);
+  const goneRef = useRef(gone);
+  useEffect(() => {
+    goneRef.current = gone;
+  }, [gone]);
+  const shown = useRef<{ rows: LiveLock[]; offset: number; key: string } | null>(null);
+  const viewKey = `${filterKey}@${windowStart}`;
+  useEffect(() => {
+    const prev = shown.current;
+    shown.current = { rows: view.rows, offset: view.offset, key: viewKey };
+    if (!prev || prev.key !== viewKey || prev.offset !== view.offset) {
+      setLeaving([]);
+      return;
+    }
+    if (prev.rows === view.rows) return;
+    setLeaving((l) => updateLeaving(l, prev, view.rows, (id) => goneRef.current.has(id), Date.now()));
+  }, [view.rows, view.offset, viewKey]);
+  useEffect(() => {
+    if (leaving.length === 0) return;
+    const next = Math.min(...leaving.map((l) => l.leftAt)) + FADE_MS - Date.now();
+    const t = setTimeout(() => setLeaving((l) => pruneLeaving(l, Date.now())), Math.max(0, next) + 20);
+    return () => clearTimeout(t);
+  }, [leaving]);
+
+  // Paused: the rows as they were, TTLs still counting down from their last reading (the leases are real time; a
+  // frozen countdown is what a lost connection looks like, and the two must not look alike).
+  const base = frozen ?? view;
+  const display = useMemo(
+    () => (frozen ? mergeLeaving(frozen.rows, frozen.offset, []) : mergeLeaving(view.rows, view.offset, leaving)),
+    [frozen, view.rows, view.offset, leaving],
+  );
+  const extra = display.length - base.rows.length;
+  const count = base.total + extra;
+  const waiting = frozen ? waitingChanges(frozen, view) : 0;
+
   // The virtualizer re-renders this component on scroll itself; none of its functions reach a memoized child.
   // eslint-disable-next-line react-hooks/incompatible-library
   const virtualizer = useVirtualizer({
-    count: view.total,
+    count,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
+    estimateSize: () => (narrow ? CARD_HEIGHT : ROW_HEIGHT),
+    overscan: narrow ? 6 : 12,
   });
+  // Rows and cards differ in height: measure again when the layout switches.
+  useEffect(() => {
+    virtualizer.measure();
+  }, [narrow, virtualizer]);
   const items = virtualizer.getVirtualItems();
   const first = items[0]?.index ?? 0;
   const last = items[items.length - 1]?.index ?? 0;
@@ -182,12 +297,33 @@ export function LocksTable() {
     setWindowStart(Math.max(0, Math.floor(first / CHUNK) * CHUNK - CHUNK));
   }, [first, last, windowStart, view.total]);
 
-  const toggleSort = (key: SortKey) =>
-    setSort((s) => ({ key, desc: s.key === key ? !s.desc : key === "hazards" || key === "held" || key === "waiters" }));
+  const rowAt = (index: number) => {
+    const d = display[index - base.offset];
+    if (d) return d;
+    // Paused: beyond what was frozen, the live rows (scrolling a paused table still shows something real).
+    const live = view.rows[index - extra - view.offset];
+    return live ? { live, leaving: null } : null;
+  };
 
   const paddingTop = items[0]?.start ?? 0;
   const paddingBottom = items.length > 0 ? virtualizer.getTotalSize() - items[items.length - 1]!.end : 0;
   const hasFilter = query.trim() !== "" || backend !== "all" || hazardsOnly || Object.keys(linkFilters).length > 0;
+  const paused = frozen !== null;
+
+  const empty =
+    view.ready && view.total === 0 && count === 0 ? (
+      <p className="px-3 py-8 text-center text-sm text-slate-400" data-testid="empty">
+        {connection === "live"
+          ? hasFilter
+            ? "No lock matches the filter."
+            : "No locks held right now. Locks appear here within a poll of being taken."
+          : "Connecting to the dashboard…"}
+      </p>
+    ) : !view.ready ? (
+      <p className="px-3 py-8 text-center text-sm text-slate-400" data-testid="empty">
+        Connecting to the dashboard…
+      </p>
+    ) : null;
 
   return (
     <section>
@@ -200,13 +336,13 @@ export function LocksTable() {
         </h1>
         <SearchFilter
           value={query}
-          onChange={setQuery}
+          onChange={(q) => change((s) => ({ ...s, q }))}
           placeholder="Filter by resource, owner, source, library"
           label="Filter locks"
         />
         <select
           value={backend}
-          onChange={(e) => setBackend(e.target.value)}
+          onChange={(e) => change((s) => ({ ...s, backend: e.target.value }))}
           aria-label="Backend"
           className="rounded border border-slate-700 bg-slate-900 px-2 py-1 text-sm"
         >
@@ -217,17 +353,42 @@ export function LocksTable() {
             </option>
           ))}
         </select>
-        <HazardsOnlyToggle checked={hazardsOnly} onChange={setHazardsOnly} />
+        <HazardsOnlyToggle checked={hazardsOnly} onChange={(v) => change((s) => ({ ...s, hazardsOnly: v }))} />
+        <button
+          type="button"
+          aria-pressed={paused}
+          data-testid="pause"
+          onClick={() => setFrozen(paused ? null : { rows: view.rows, offset: view.offset, total: view.total })}
+          className={`rounded border px-2 py-1 text-sm focus:outline-none focus-visible:ring-2 focus-visible:ring-amber-400 ${
+            paused
+              ? "border-amber-400 bg-amber-400/15 text-amber-200"
+              : "border-slate-700 bg-slate-900 text-slate-200 hover:bg-slate-800"
+          }`}
+        >
+          {paused ? "▶ Resume" : "❚❚ Pause"}
+        </button>
+        {paused ? (
+          <span role="status" className="text-sm text-amber-200" data-testid="paused-note">
+            paused, {waiting === 0 ? "no changes" : waiting === 1 ? "1 change" : `${waiting} changes`} waiting
+          </span>
+        ) : null}
         {Object.entries(linkFilters).map(([k, v]) => (
-          <Link
+          <button
             key={k}
-            href="/"
+            type="button"
+            onClick={() =>
+              change((s) => {
+                const links = { ...s.links };
+                delete links[k as keyof typeof links];
+                return { ...s, links };
+              })
+            }
             className="rounded bg-slate-800 px-2 py-0.5 font-mono text-xs text-slate-200 hover:bg-slate-700"
             data-testid="link-filter"
             title="remove this filter"
           >
             {k}: {v} ×
-          </Link>
+          </button>
         ))}
       </div>
       <TruncationBanner />
@@ -240,61 +401,81 @@ export function LocksTable() {
         ref={scrollRef}
         className="h-[calc(100vh-11rem)] min-h-64 overflow-auto rounded border border-slate-800"
         data-testid="locks-scroll"
+        data-paused={paused ? "true" : "false"}
+        data-layout={narrow ? "cards" : "table"}
       >
-        <table className="w-full table-fixed text-left text-sm" data-testid="locks-table">
-          <thead className="sticky top-0 z-[1] bg-slate-900 text-xs uppercase tracking-wide text-slate-400">
-            <tr>
-              {COLUMNS.map((c) => (
-                <th
-                  key={c.label}
-                  className={`px-3 py-2 font-medium ${c.className}`}
-                  aria-sort={
-                    c.sort ? (sort.key === c.sort ? (sort.desc ? "descending" : "ascending") : "none") : undefined
-                  }
-                >
-                  {c.sort ? (
-                    <button
-                      type="button"
-                      onClick={() => toggleSort(c.sort!)}
-                      className="uppercase hover:text-slate-100"
-                    >
-                      {c.label}
-                      {sort.key === c.sort ? (sort.desc ? " ▼" : " ▲") : ""}
-                    </button>
-                  ) : (
-                    c.label
-                  )}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-800/70">
-            {paddingTop > 0 ? <tr style={{ height: paddingTop }} aria-hidden /> : null}
+        {narrow ? (
+          <div data-testid="locks-cards">
+            {paddingTop > 0 ? <div style={{ height: paddingTop }} aria-hidden /> : null}
             {items.map((item) => {
-              const live = view.rows[item.index - view.offset];
-              return live ? (
-                <LockRow key={live.lock.id} live={live} index={item.index} />
+              const row = rowAt(item.index);
+              return row ? (
+                <LockCard
+                  key={row.live.lock.id}
+                  live={row.live}
+                  index={item.index}
+                  leaving={row.leaving !== null}
+                  measure={virtualizer.measureElement}
+                  ttl={<LiveTtl ttlMs={row.live.lock.ttlMs} receivedAt={row.live.receivedAt} />}
+                  heldFor={<HeldFor since={row.live.lock.since} />}
+                />
               ) : (
-                <PlaceholderRow key={`pending-${item.index}`} index={item.index} />
+                <div
+                  key={`pending-${item.index}`}
+                  ref={virtualizer.measureElement}
+                  data-index={item.index}
+                  data-testid="lock-row-pending"
+                  className="h-[104px] px-3 py-2 text-slate-400"
+                >
+                  …
+                </div>
               );
             })}
-            {paddingBottom > 0 ? <tr style={{ height: paddingBottom }} aria-hidden /> : null}
-          </tbody>
-        </table>
-        {view.ready && view.total === 0 ? (
-          <p className="px-3 py-8 text-center text-sm text-slate-500" data-testid="empty">
-            {connection === "live"
-              ? hasFilter
-                ? "No lock matches the filter."
-                : "No locks held right now. Locks appear here within a poll of being taken."
-              : "Connecting to the dashboard…"}
-          </p>
-        ) : null}
-        {!view.ready ? (
-          <p className="px-3 py-8 text-center text-sm text-slate-500" data-testid="empty">
-            Connecting to the dashboard…
-          </p>
-        ) : null}
+            {paddingBottom > 0 ? <div style={{ height: paddingBottom }} aria-hidden /> : null}
+          </div>
+        ) : (
+          <table className="w-full table-fixed text-left text-sm" data-testid="locks-table">
+            <thead className="sticky top-0 z-[1] bg-slate-900 text-xs uppercase tracking-wide text-slate-400">
+              <tr>
+                {COLUMNS.map((c) => (
+                  <th
+                    key={c.label}
+                    className={`px-3 py-2 font-medium ${c.className}`}
+                    aria-sort={
+                      c.sort ? (sort.key === c.sort ? (sort.desc ? "descending" : "ascending") : "none") : undefined
+                    }
+                  >
+                    {c.sort ? (
+                      <button
+                        type="button"
+                        onClick={() => change((s) => ({ ...s, sort: nextSort(s.sort, c.sort!) }))}
+                        className="uppercase hover:text-slate-100"
+                      >
+                        {c.label}
+                        {sort.key === c.sort ? (sort.desc ? " ▼" : " ▲") : ""}
+                      </button>
+                    ) : (
+                      c.label
+                    )}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-800/70">
+              {paddingTop > 0 ? <tr style={{ height: paddingTop }} aria-hidden /> : null}
+              {items.map((item) => {
+                const row = rowAt(item.index);
+                return row ? (
+                  <LockRow key={row.live.lock.id} live={row.live} index={item.index} leaving={row.leaving !== null} />
+                ) : (
+                  <PlaceholderRow key={`pending-${item.index}`} index={item.index} />
+                );
+              })}
+              {paddingBottom > 0 ? <tr style={{ height: paddingBottom }} aria-hidden /> : null}
+            </tbody>
+          </table>
+        )}
+        {empty}
       </div>
     </section>
   );

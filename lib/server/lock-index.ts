@@ -119,9 +119,29 @@ function cmp(a: string | number, b: string | number): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function afterCursor(value: string | number, seq: number, sort: LockSort, c: Cursor): boolean {
+/**
+ * The hazards sort breaks its many ties (every lock without a hazard) by resource, against the sort's direction:
+ * the table's default `-hazards` reads "hazardous first, then by name A to Z", not the order locks arrived in. One
+ * total order read either way, so the kept sorted orders (lock-order.ts) serve both directions from one array.
+ */
+export function resourceTie(key: SortKey, a: string, b: string): number {
+  if (key !== "hazards" || a === b) return 0;
+  return a < b ? 1 : -1;
+}
+
+function tiesByResource(sort: LockSort): boolean {
+  return sort.key === "hazards";
+}
+
+function afterCursor(e: IndexedLock, value: string | number, sort: LockSort, c: Cursor): boolean {
   const dir = sort.desc ? -1 : 1;
-  return dir * (cmp(value, c.value) || seq - c.seq) > 0;
+  const byValue = dir * cmp(value, c.value);
+  if (byValue !== 0) return byValue > 0;
+  if (tiesByResource(sort) && c.resource !== undefined) {
+    const byName = dir * resourceTie(sort.key, e.lock.resource, c.resource);
+    if (byName !== 0) return byName > 0;
+  }
+  return dir * (e.seq - c.seq) > 0;
 }
 
 /** Keeps the k smallest items under `compare`: a max-heap of size k, O(n log k) for n offered. */
@@ -203,15 +223,21 @@ export function runQuery(all: Iterable<IndexedLock>, q: LockQuery): QueryResult 
       for (const code of new Set(hazards.map((h) => h.code))) byHazard[code] = (byHazard[code] ?? 0) + 1;
     }
     const v = sortValue(e, key);
-    if (q.cursor && !afterCursor(v, e.seq, q.sort, q.cursor)) continue;
+    if (q.cursor && !afterCursor(e, v, q.sort, q.cursor)) continue;
     values.push(v);
     seqs.push(e.seq);
     entries.push(e);
   }
+  const byName = tiesByResource(q.sort);
   const compare = (a: number, b: number): number => {
     const va = values[a]!;
     const vb = values[b]!;
-    return dir * (va < vb ? -1 : va > vb ? 1 : seqs[a]! - seqs[b]!);
+    if (va !== vb) return dir * (va < vb ? -1 : 1);
+    if (byName) {
+      const t = resourceTie(key, entries[a]!.lock.resource, entries[b]!.lock.resource);
+      if (t !== 0) return dir * t;
+    }
+    return dir * (seqs[a]! - seqs[b]!);
   };
   // One extra row tells whether a next page exists without a second pass.
   const k = q.offset + q.limit + 1;
@@ -233,7 +259,11 @@ export function runQuery(all: Iterable<IndexedLock>, q: LockQuery): QueryResult 
   const last = pageIdx[pageIdx.length - 1];
   const nextCursor =
     rows.length > q.limit && last !== undefined
-      ? encodeCursor(q.sort, { value: values[last]!, seq: seqs[last]! })
+      ? encodeCursor(q.sort, {
+          value: values[last]!,
+          seq: seqs[last]!,
+          ...(byName ? { resource: entries[last]!.lock.resource } : {}),
+        })
       : null;
   return { total, counts: { byBackend, byHazard }, page, nextCursor };
 }

@@ -1,12 +1,13 @@
 /**
  * Sorted orders of the live locks kept between queries, so a page of 100 of 100,000 locks costs a binary search and
  * the page (O(log n + page)) instead of a pass and a selection over every lock. One ascending array per sort key
- * (descending is the same array read backwards: the order is (value, seq), seq being unique), patched with the
+ * (descending is the same array read backwards: the order is (value, seq), seq being unique; the hazards order's
+ * ties go by resource first, see resourceTie), patched with the
  * changes since the last read (by the next query, or in bulk after a large message), and the counts of all locks
  * kept incrementally. Pure.
  */
 import type { LockCounts } from "../contract/api";
-import { matches, runQuery, sortValue, type IndexedLock, type QueryResult } from "./lock-index";
+import { matches, resourceTie, runQuery, sortValue, type IndexedLock, type QueryResult } from "./lock-index";
 import { encodeCursor, SORT_KEYS, type Cursor, type LockFilter, type LockQuery, type SortKey } from "./lock-query";
 
 /** At most this many pending changes are applied one by one (binary search and splice); more are merged in one pass. */
@@ -15,7 +16,7 @@ const SPLICE_LIMIT = 64;
 function compareEntries(key: SortKey, a: IndexedLock, b: IndexedLock): number {
   const va = sortValue(a, key);
   const vb = sortValue(b, key);
-  return va < vb ? -1 : va > vb ? 1 : a.seq - b.seq;
+  return va < vb ? -1 : va > vb ? 1 : resourceTie(key, a.lock.resource, b.lock.resource) || a.seq - b.seq;
 }
 
 /** -1, 0 or 1: where (value, seq) stands against the cursor, ascending. */
@@ -23,7 +24,9 @@ function compareToCursor(key: SortKey, e: IndexedLock, c: Cursor): number {
   const v = sortValue(e, key);
   // A cursor from a string sort never meets a number sort (the parser checks its sort), but be total anyway.
   if (typeof v !== typeof c.value) return typeof v === "number" ? -1 : 1;
-  return v < c.value ? -1 : v > c.value ? 1 : Math.sign(e.seq - c.seq);
+  if (v !== c.value) return v < c.value ? -1 : 1;
+  const tie = c.resource === undefined ? 0 : resourceTie(key, e.lock.resource, c.resource);
+  return tie || Math.sign(e.seq - c.seq);
 }
 
 /** The first index whose entry is not `below` (the array is partitioned: every `below` entry comes first). */
@@ -195,7 +198,11 @@ export class LockOrder {
     const last = page[page.length - 1];
     const nextCursor =
       rows.length > q.offset + q.limit && last !== undefined
-        ? encodeCursor(q.sort, { value: sortValue(last, key), seq: last.seq })
+        ? encodeCursor(q.sort, {
+            value: sortValue(last, key),
+            seq: last.seq,
+            ...(key === "hazards" ? { resource: last.lock.resource } : {}),
+          })
         : null;
     return { total, counts, page, nextCursor };
   }

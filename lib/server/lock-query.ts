@@ -43,6 +43,8 @@ export interface LockSort {
 export interface Cursor {
   value: string | number;
   seq: number;
+  /** The row's resource, for a sort whose ties go by resource (hazards) before the sequence number. */
+  resource?: string;
 }
 
 export interface LockQuery {
@@ -63,7 +65,9 @@ export function sortName(sort: LockSort): string {
 }
 
 export function encodeCursor(sort: LockSort, c: Cursor): string {
-  return Buffer.from(JSON.stringify([sortName(sort), c.value, c.seq])).toString("base64url");
+  const parts: unknown[] = [sortName(sort), c.value, c.seq];
+  if (c.resource !== undefined) parts.push(c.resource);
+  return Buffer.from(JSON.stringify(parts)).toString("base64url");
 }
 
 function decodeCursor(raw: string, sort: LockSort): Cursor | string {
@@ -75,15 +79,18 @@ function decodeCursor(raw: string, sort: LockSort): Cursor | string {
   }
   if (
     !Array.isArray(parsed) ||
-    parsed.length !== 3 ||
+    (parsed.length !== 3 && parsed.length !== 4) ||
     typeof parsed[0] !== "string" ||
     (typeof parsed[1] !== "string" && typeof parsed[1] !== "number") ||
-    typeof parsed[2] !== "number"
+    typeof parsed[2] !== "number" ||
+    (parsed.length === 4 && typeof parsed[3] !== "string")
   ) {
     return "cursor is not one this API gave out (pass nextCursor unchanged)";
   }
   if (parsed[0] !== sortName(sort)) return `cursor belongs to sort=${parsed[0]}, not sort=${sortName(sort)}`;
-  return { value: parsed[1] as string | number, seq: parsed[2] as number };
+  const cursor: Cursor = { value: parsed[1] as string | number, seq: parsed[2] as number };
+  if (parsed.length === 4) cursor.resource = parsed[3] as string;
+  return cursor;
 }
 
 function wholeNumber(raw: string, name: string, min: number, max: number): number | string {

@@ -97,8 +97,8 @@ describe("lock index", () => {
     expect(ids(runQuery(all, q("sort=-held")).page)).toEqual(["c", "b", "a", "d"]);
     expect(ids(runQuery(all, q("sort=held")).page)).toEqual(["d", "a", "b", "c"]);
     expect(ids(runQuery(all, q("sort=-waiters")).page)[0]).toBe("d");
-    // Worst severity first, then the number of hazards.
-    expect(ids(runQuery(all, q("sort=-hazards")).page)).toEqual(["c", "b", "d", "a"]);
+    // Worst severity first, then the number of hazards, then by resource (lock:order:17 before lock:order:99).
+    expect(ids(runQuery(all, q("sort=-hazards")).page)).toEqual(["c", "b", "a", "d"]);
   });
 
   it("pages with cursors: every match exactly once, in order, also when locks come and go between pages", () => {
@@ -124,6 +124,35 @@ describe("lock index", () => {
     expect(new Set(seen).size).toBe(250);
     const full = ids(runQuery(many, q("sort=-ttl&limit=1000")).page);
     expect(seen.slice(1)).toEqual(full);
+  });
+
+  it("the hazards sort (the table's default, -hazards) breaks ties by resource, A to Z when descending", () => {
+    // Indexed in an order unlike the names', so a tie-break by arrival would show.
+    const locks = ["m", "c", "x", "a", "k"].map((id) => indexLock(lock(id), at));
+    locks.push(indexLock(lock("z", { hazards: [hz("no-ttl")] }), at));
+    locks.push(indexLock(lock("b", { hazards: [hz("expired-while-held", "critical")] }), at));
+    expect(ids(runQuery(locks, q("sort=-hazards")).page)).toEqual(["b", "z", "a", "c", "k", "m", "x"]);
+    // One order read backwards: ascending, the ties run Z to A.
+    expect(ids(runQuery(locks, q("sort=hazards")).page)).toEqual(["x", "m", "k", "c", "a", "z", "b"]);
+    expect(ids(runQuery(locks, q("sort=-hazards&offset=3&limit=2")).page)).toEqual(["c", "k"]);
+  });
+
+  it("pages the hazards sort with cursors in the same order, every lock once", () => {
+    const many = Array.from({ length: 230 }, (_, i) =>
+      indexLock(
+        lock(`L${String((i * 37) % 230).padStart(3, "0")}`, { hazards: i % 9 === 0 ? [hz("no-ttl")] : [] }),
+        at,
+      ),
+    );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = runQuery(many, q(`sort=-hazards&limit=50${cursor ? `&cursor=${cursor}` : ""}`));
+      seen.push(...ids(r.page));
+      cursor = r.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(ids(runQuery(many, q("sort=-hazards&limit=1000")).page));
+    expect(new Set(seen).size).toBe(230);
   });
 
   it("answers a window at an offset, as the virtualized table scrolls", () => {

@@ -54,7 +54,10 @@ function q(qs: string): LockQuery {
   return r.query;
 }
 
-/** The reference: every match, sorted by (sort value, seq) with a plain sort. */
+/**
+ * The reference: every match, sorted by (sort value, seq) with a plain sort; the hazards sort's ties go by resource
+ * first, A to Z when descending (written out here, not through resourceTie, so the reference stays independent).
+ */
 function bruteForce(all: IndexedLock[], query: LockQuery): string[] {
   const dir = query.sort.desc ? -1 : 1;
   return all
@@ -62,7 +65,11 @@ function bruteForce(all: IndexedLock[], query: LockQuery): string[] {
     .sort((a, b) => {
       const va = sortValue(a, query.sort.key);
       const vb = sortValue(b, query.sort.key);
-      return dir * (va < vb ? -1 : va > vb ? 1 : a.seq - b.seq);
+      if (va !== vb) return dir * (va < vb ? -1 : 1);
+      const ra = a.lock.resource;
+      const rb = b.lock.resource;
+      if (query.sort.key === "hazards" && ra !== rb) return query.sort.desc ? (ra < rb ? -1 : 1) : ra < rb ? 1 : -1;
+      return dir * (a.seq - b.seq);
     })
     .map((e) => e.lock.id);
 }

@@ -1,5 +1,11 @@
+import { Suspense } from "react";
 import { TopContendedView } from "@/components/history/top-contended";
 
 export default function HistoryPage() {
-  return <TopContendedView />;
+  // The window and ranking are read from the URL (useSearchParams), which needs a Suspense boundary.
+  return (
+    <Suspense fallback={null}>
+      <TopContendedView />
+    </Suspense>
+  );
 }
