@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useEffect, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { RANK_BY, type RankBy, type TopContended } from "@/lib/contract/alerts";
@@ -37,7 +37,6 @@ async function fetchTop(window: string, by: RankBy): Promise<TopContended> {
 /** The fleet's contention per hour, then the locks that hurt most in the window, ranked as the operator chooses. */
 export function TopContendedView() {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
   const [window, setWindow] = useState<HistoryWindow>(() => parseHistoryParams(params).window);
   const [by, setBy] = useState<RankBy>(() => parseHistoryParams(params).by);
@@ -48,8 +47,10 @@ export function TopContendedView() {
     if (by !== "contention") p.set("by", by);
     const qs = p.toString();
     if (qs === new URLSearchParams(globalThis.location?.search ?? "").toString()) return;
-    router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
-  }, [window, by, router, pathname]);
+    // The native history call, which Next.js folds into useSearchParams: router.replace would fetch the page from
+    // the server again (the pages are dynamic). `window` here is the history window chosen.
+    globalThis.history.replaceState(globalThis.history.state, "", qs ? `${pathname}?${qs}` : pathname);
+  }, [window, by, pathname]);
   const [top, setTop] = useState<TopContended | null>(null);
   const [zone] = useZone();
   const [error, setError] = useState<string | null>(null);

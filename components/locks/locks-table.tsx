@@ -2,7 +2,7 @@
 
 import { useVirtualizer } from "@tanstack/react-virtual";
 import Link from "next/link";
-import { usePathname, useRouter, useSearchParams } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
 import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { BACKEND_LABELS, BACKENDS } from "@/lib/contract/lock";
 import type { LockViewQuery } from "@/lib/contract/socket";
@@ -47,7 +47,7 @@ const CARD_HEIGHT = 104;
  */
 const CHUNK = 100;
 const WINDOW = 3 * CHUNK;
-/** Typing settles before the URL follows (router.replace, no history entry per keystroke). */
+/** Typing settles before the URL follows (history.replaceState, no history entry per keystroke). */
 const URL_DEBOUNCE_MS = 300;
 /** Below Tailwind's `sm`: rows become cards. */
 const NARROW = "(max-width: 639px)";
@@ -177,7 +177,6 @@ function waitingChanges(frozen: Frozen, live: { rows: LiveLock[]; offset: number
  */
 function useUrlTableState(): [TableState, (update: (s: TableState) => TableState) => void] {
   const params = useSearchParams();
-  const router = useRouter();
   const pathname = usePathname();
   const [state, setState] = useState<TableState>(() => parseTableState(params));
   const written = useRef(params.toString());
@@ -194,10 +193,12 @@ function useUrlTableState(): [TableState, (update: (s: TableState) => TableState
     if (qs === written.current) return;
     const t = setTimeout(() => {
       written.current = qs;
-      router.replace(qs ? `${pathname}?${qs}` : pathname, { scroll: false });
+      // The native history call, which Next.js folds into useSearchParams: router.replace would fetch the page
+      // from the server again for each settled keystroke (dynamic pages), competing with the live view.
+      window.history.replaceState(window.history.state, "", qs ? `${pathname}?${qs}` : pathname);
     }, URL_DEBOUNCE_MS);
     return () => clearTimeout(t);
-  }, [state, router, pathname]);
+  }, [state, pathname]);
 
   return [state, setState];
 }
