@@ -56,6 +56,56 @@ export function staleRemoteAgents(
   return [...heard].filter(([id, at]) => !isLocal(id) && now - at > staleMs).map(([id]) => id);
 }
 
+/** What serverSideEmit's ack callback got: an error on requestsTimeout, and the answers that came. */
+export interface RemoteAsk {
+  err: Error | null;
+  answers: (ReleaseResult | null)[];
+}
+
+/**
+ * Reads the other dashboards' answers to a routed release. `null`: every other dashboard answered that it does not
+ * hold the agent (the caller then says "not connected", which is true). "retry": the adapter counted no other
+ * dashboard (PUBSUB NUMSUB of its request channel), so it called back at once with no answer; that happens while
+ * another dashboard's subscriber is still connecting or reconnecting, and nothing was asked of anyone, so asking
+ * again is safe. A timeout is never retried: an unanswered dashboard may have run the release.
+ */
+export function judgeRemoteRelease(
+  ask: RemoteAsk,
+  agentId: string,
+  requestsTimeoutMs: number,
+): { result: ReleaseResult | null } | "retry" {
+  const found = ask.answers.find((x) => x !== null && x !== undefined) ?? null;
+  if (found) return { result: found };
+  if (ask.err) {
+    return {
+      result: {
+        outcome: "error",
+        message: `no dashboard answered for agent ${agentId} within ${Math.round(requestsTimeoutMs / 1000)} s (${ask.answers.length} answered without holding it); whether anything was released is unknown: look at the lock again`,
+        plan: [],
+        perNode: [],
+      },
+    };
+  }
+  if (ask.answers.length === 0) return "retry";
+  return { result: null };
+}
+
+/** Inter-server acks wait this long: a force-release may take the agent's whole 15 s timeout. */
+const REQUESTS_TIMEOUT_MS = 20_000;
+
+/** A routed release that reached no dashboard: nothing was released, and the operator is told why. */
+function notAsked(agentId: string, why: string): ReleaseResult {
+  return {
+    outcome: "error",
+    message: `could not ask the dashboard holding agent ${agentId}: ${why}; nothing was released, try again`,
+    plan: [],
+    perNode: [],
+  };
+}
+
+/** How long a routed release keeps asking while the adapter counts no other dashboard. */
+export const NO_PEER_RETRY_MS = 3000;
+
 export interface FanoutConnection {
   fanout: Fanout;
   /** The adapter, for `new Server(..., { adapter })`. */
@@ -73,6 +123,8 @@ export function connectFanout(opts: {
   live: LiveState;
   agents: AgentGateway;
   log: (line: string) => void;
+  /** Tests: how long to keep asking while no other dashboard is counted (NO_PEER_RETRY_MS). */
+  noPeerRetryMs?: number;
 }): FanoutConnection {
   const pub = new Redis(opts.url, { lazyConnect: false, maxRetriesPerRequest: null });
   const sub = pub.duplicate();
@@ -82,8 +134,7 @@ export function connectFanout(opts: {
   ] as const) {
     c.on("error", (err: Error) => opts.log(`fanout redis (${name}): ${err.message}`));
   }
-  // Inter-server acks wait this long: a force-release may take the agent's whole 15 s timeout.
-  const adapter = createAdapter(pub, sub, { key: "lockscope", requestsTimeout: 20_000 });
+  const adapter = createAdapter(pub, sub, { key: "lockscope", requestsTimeout: REQUESTS_TIMEOUT_MS });
   let io: Server | null = null;
   const heard = new Map<string, number>();
   const me = opts.serverId;
@@ -115,23 +166,39 @@ export function connectFanout(opts: {
   sweep.unref();
 
   opts.agents.setRemote(async (agentId, command, timeoutMs) => {
-    if (!io) return null;
+    if (!io) return notAsked(agentId, "this dashboard's socket.io server is not up yet");
     const server = io;
-    return new Promise<ReleaseResult | null>((resolve) => {
-      // The callback runs when every other dashboard has answered (null from all but the agent's), or after the
-      // adapter's requestsTimeout with the answers that came.
-      (server.serverSideEmit as unknown as (event: string, ...args: unknown[]) => boolean).call(
-        server,
-        "fanout:release",
-        me,
-        { agentId, command, timeoutMs },
-        (err: Error | null, answers: (ReleaseResult | null)[] | undefined) => {
-          const found = (answers ?? []).find((x) => x !== null) ?? null;
-          if (err && !found) opts.log(`fanout: release of ${command.lockId} not answered: ${err.message}`);
-          resolve(found);
-        },
-      );
-    });
+    const ask = () =>
+      new Promise<RemoteAsk>((resolve) => {
+        // The callback runs when every other dashboard has answered (null from all but the agent's), after the
+        // adapter's requestsTimeout with the answers that came, or at once with none when it counts no other server.
+        (server.serverSideEmit as unknown as (event: string, ...args: unknown[]) => boolean).call(
+          server,
+          "fanout:release",
+          me,
+          { agentId, command, timeoutMs },
+          (err: Error | null, answers: (ReleaseResult | null)[] | undefined) =>
+            resolve({ err, answers: answers ?? [] }),
+        );
+      });
+    const deadline = Date.now() + (opts.noPeerRetryMs ?? NO_PEER_RETRY_MS);
+    for (;;) {
+      const got = await ask();
+      const verdict = judgeRemoteRelease(got, agentId, REQUESTS_TIMEOUT_MS);
+      if (verdict !== "retry") {
+        if (got.err && verdict.result?.outcome === "error")
+          opts.log(`fanout: release of ${command.lockId} not answered: ${got.err.message}`);
+        return verdict.result;
+      }
+      if (Date.now() >= deadline) {
+        opts.log(`fanout: release of ${command.lockId}: no other dashboard subscribed to the fanout channel`);
+        return notAsked(
+          agentId,
+          "no other dashboard is listening on the fanout Redis (the adapter counted none besides this one)",
+        );
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
   });
 
   return {

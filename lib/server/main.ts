@@ -87,7 +87,11 @@ async function main(): Promise<void> {
   const openByRule = new Map<string, number>();
   const metrics = new Metrics(live, () => openByRule);
   observeWrite = (s, n) => metrics.observeStoreWrite(config.databaseProvider, s, n);
-  const webhooks = new WebhookSender(store, log);
+  // Late-bound: the leader is built below, with the sender's start and stop as its onChange.
+  let leading: () => boolean = () => true;
+  // Each outbox row is claimed by this dashboard before it is sent, and leadership is re-checked before each send:
+  // stopping the timer alone left a tick in flight on a leader that had just lost its lease.
+  const webhooks = new WebhookSender(store, log, fetch, 5000, { owner: serverId, canSend: () => leading() });
   const leader = leaderRedis
     ? new LeaderElection(leaderRedis, serverId, {
         leaseMs: config.leaderLeaseMs,
@@ -96,6 +100,7 @@ async function main(): Promise<void> {
         onChange: (leading) => (leading ? webhooks.start() : webhooks.stop()),
       })
     : null;
+  if (leader) leading = () => leader.isLeader();
   const pruner = new RetentionPruner(store, {
     eventDays: config.retentionDays,
     rollupDays: config.rollupRetentionDays,

@@ -95,7 +95,13 @@ export interface HistoryStore extends SessionStore {
   listAlerts(q: { state?: string; limit: number }): Promise<AlertView[]>;
   /** An open alert whose condition holds again: its latest message and when it was last seen; no webhook. */
   refreshAlert(id: string, r: AlertRefresh): Promise<void>;
+  /** Undelivered rows due at `now`, oldest first, leaving out those another dashboard has claimed until after now. */
   dueDeliveries(now: Date, limit: number): Promise<PendingDelivery[]>;
+  /**
+   * Claims one row for `by` until `until`, in one conditional UPDATE (still undelivered, unclaimed or its claim run
+   * out at `now`): of several dashboards racing for a row, exactly one gets true. Only the claimant sends it.
+   */
+  claimDelivery(id: string, by: string, until: Date, now: Date): Promise<boolean>;
   markDelivered(id: string, at: Date): Promise<void>;
   markFailed(id: string, error: string, nextAttemptAt: Date): Promise<void>;
   pendingDeliveries(): Promise<number>;
@@ -274,19 +280,46 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     },
     async dueDeliveries(now, limit) {
       const rows = await prisma.outboxMessage.findMany({
-        where: { deliveredAt: null, nextAttemptAt: { lte: now } },
+        where: {
+          deliveredAt: null,
+          nextAttemptAt: { lte: now },
+          OR: [{ claimedUntil: null }, { claimedUntil: { lt: now } }],
+        },
         orderBy: { createdAt: "asc" },
         take: limit,
       });
       return rows.map((r) => ({ id: r.id, url: r.url, body: r.body, attempts: r.attempts }));
     },
-    async markDelivered(id, at) {
-      await prisma.outboxMessage.update({ where: { id }, data: { deliveredAt: at, attempts: { increment: 1 } } });
+    async claimDelivery(id, by, until, now) {
+      // One conditional UPDATE. PostgreSQL (READ COMMITTED) makes a second claimant wait for the first one's row
+      // lock and then re-checks the WHERE on the row as committed, which no longer matches: written as SQL so it
+      // is certainly one statement. SQLite runs the write under its single writer lock. Either way the count is 1
+      // for exactly one dashboard.
+      if (provider === "postgresql") {
+        const count = await prisma.$executeRaw`UPDATE "OutboxMessage"
+          SET "claimedBy" = ${by}, "claimedUntil" = ${until.toISOString()}::timestamptz AT TIME ZONE 'UTC'
+          WHERE "id" = ${id} AND "deliveredAt" IS NULL
+            AND ("claimedUntil" IS NULL OR "claimedUntil" < ${now.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
+        return count === 1;
+      }
+      const { count } = await prisma.outboxMessage.updateMany({
+        where: { id, deliveredAt: null, OR: [{ claimedUntil: null }, { claimedUntil: { lt: now } }] },
+        data: { claimedBy: by, claimedUntil: until },
+      });
+      return count === 1;
     },
-    async markFailed(id, error, nextAttemptAt) {
+    async markDelivered(id, at) {
+      // claimedBy stays: it says which dashboard sent it.
       await prisma.outboxMessage.update({
         where: { id },
-        data: { lastError: error.slice(0, 500), nextAttemptAt, attempts: { increment: 1 } },
+        data: { deliveredAt: at, claimedUntil: null, attempts: { increment: 1 } },
+      });
+    },
+    async markFailed(id, error, nextAttemptAt) {
+      // The claim ends with the attempt: the retry is for whichever dashboard leads at nextAttemptAt.
+      await prisma.outboxMessage.update({
+        where: { id },
+        data: { lastError: error.slice(0, 500), nextAttemptAt, claimedUntil: null, attempts: { increment: 1 } },
       });
     },
     pendingDeliveries: () => prisma.outboxMessage.count({ where: { deliveredAt: null } }),

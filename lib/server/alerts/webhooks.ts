@@ -54,22 +54,52 @@ export function nextAttemptDelayMs(attempts: number): number {
   return Math.min(1000 * 2 ** Math.min(attempts, 20), 5 * 60_000);
 }
 
+export interface SenderOptions {
+  /** Who claims the outbox rows (the dashboard's id); distinct per process. */
+  owner?: string;
+  /**
+   * Whether this dashboard may send now (the leader's isLeader()): checked before each claim and again right before
+   * each request, so a leader whose lease ran out (its process paused, Redis unreachable) stops before sending.
+   */
+  canSend?: () => boolean;
+  /** How long a claim keeps other dashboards off a row; at least the request timeout plus a margin. */
+  claimMs?: number;
+  now?: () => number;
+}
+
 /**
  * Sends due webhook deliveries from the database outbox, oldest first, one batch at a time. A delivery leaves the
  * outbox only on a 2xx answer; anything else is retried with backoff, across dashboard restarts.
+ *
+ * Several dashboards share the outbox. Each row is claimed (one conditional UPDATE, see HistoryStore.claimDelivery)
+ * before it is sent, so a new leader never sends a row whose request the old leader has in flight. The guarantee
+ * is at-least-once, not exactly-once: a receiver that got the request but whose answer was lost (timeout, the
+ * sender died before recording it) gets it again on the retry. Receivers that must not act twice deduplicate on
+ * the body (the alert id and event).
  */
 export class WebhookSender {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
+  private readonly owner: string;
+  private readonly canSend: () => boolean;
+  private readonly claimMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly store: HistoryStore,
     private readonly log: (line: string) => void,
     private readonly fetchImpl: typeof fetch = fetch,
     private readonly timeoutMs = 5000,
-  ) {}
+    opts: SenderOptions = {},
+  ) {
+    this.owner = opts.owner ?? `sender-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
+    this.canSend = opts.canSend ?? (() => true);
+    this.claimMs = Math.max(opts.claimMs ?? 0, timeoutMs * 2 + 5000);
+    this.now = opts.now ?? Date.now;
+  }
 
   start(intervalMs = 1000): void {
+    if (this.timer) return;
     // A store that is briefly unreachable (a PostgreSQL restart) fails one tick; the next one retries. Never let
     // that rejection go unhandled: it would end the dashboard process.
     this.timer = setInterval(
@@ -86,14 +116,25 @@ export class WebhookSender {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    this.timer = null;
   }
 
   async tick(): Promise<number> {
-    if (this.busy) return 0;
+    if (this.busy || !this.canSend()) return 0;
     this.busy = true;
     let sent = 0;
     try {
-      for (const d of await this.store.dueDeliveries(new Date(), 20)) {
+      for (const d of await this.store.dueDeliveries(new Date(this.now()), 20)) {
+        if (!this.canSend()) break;
+        const claimedAt = this.now();
+        const until = claimedAt + this.claimMs;
+        if (!(await this.store.claimDelivery(d.id, this.owner, new Date(until), new Date(claimedAt)))) continue;
+        // Re-checked after the claim's round trip: a process paused in between may have lost both the lease and
+        // (past `until`) the claim. The request must end before the claim does: timeoutMs is well inside it.
+        if (!this.canSend() || this.now() + this.timeoutMs >= until) {
+          this.log(`webhook delivery of ${d.id} left for the next leader (lease or claim ran out before sending)`);
+          break;
+        }
         try {
           const res = await this.fetchImpl(d.url, {
             method: "POST",
