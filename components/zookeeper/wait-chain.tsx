@@ -71,14 +71,14 @@ function Edge({ node }: { node: ChainNode }) {
       data-testid="zk-edge"
       data-watch={kind}
       title={title}
-      className="flex w-28 shrink-0 flex-col items-center justify-center self-center px-1 text-[10px]"
+      className="flex w-16 shrink-0 flex-col items-center justify-center self-center px-1 text-[10px] sm:w-28"
       aria-label={title}
     >
       <div className="flex w-full items-center">
         <div className={`flex-1 border-t-2 ${e.line}`} />
         <span className={`-ml-1 text-sm leading-none ${e.text}`}>▶</span>
       </div>
-      <span className={`mt-0.5 whitespace-nowrap ${e.text}`}>◂ {e.label}</span>
+      <span className={`mt-0.5 text-center sm:whitespace-nowrap ${e.text}`}>◂ {e.label}</span>
       {!node.waitsForPrevious && node.waitsFor ? (
         <span className="max-w-full truncate text-slate-400" title={node.waitsFor}>
           on {node.waitsFor}

@@ -27,7 +27,15 @@ test.beforeAll(async () => {
   };
   // Started together: the migrations' advisory lock lets one apply them while the other waits.
   [a, b] = await Promise.all([startDashboard({ env }), startDashboard({ ui: true, env })]);
-  agent = startAgent(a.url, { REDIS_URLS: watched.url, AGENT_ID, POLL_INTERVAL_MS: "250" });
+  // The spec's own watched Redis, so the agent may turn its keyspace notifications on: the lock is announced at once
+  // instead of waiting for the paced SCAN (which a fresh clone's loaded CI run once took longer than 5 s for). The
+  // spec tests the path through A and the adapter to B, not discovery.
+  agent = startAgent(a.url, {
+    REDIS_URLS: watched.url,
+    AGENT_ID,
+    POLL_INTERVAL_MS: "250",
+    KEYSPACE_NOTIFICATIONS: "enable",
+  });
 });
 
 test.afterAll(async () => {
