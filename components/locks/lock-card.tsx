@@ -4,7 +4,7 @@ import Link from "next/link";
 import { memo, type ReactNode } from "react";
 import { queueLength } from "@/lib/contract/lock-queue";
 import type { LiveLock } from "../live/live-locks-provider";
-import { QuorumBadge } from "../redlock/quorum-badge";
+import { BackendLabel } from "../redlock/quorum-badge";
 import { shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { SourceText } from "./source-text";
@@ -64,13 +64,7 @@ export const LockCard = memo(function LockCard({
           <SourceText source={lock.source} />
         </span>
         <span className="shrink-0">
-          {lock.backend}
-          {lock.quorum ? (
-            <>
-              {" "}
-              <QuorumBadge quorum={lock.quorum} />
-            </>
-          ) : null}
+          <BackendLabel lock={lock} />
         </span>
         <span className="shrink-0" title={`rule: ${lock.rule}`}>
           {lock.library}

@@ -8,7 +8,7 @@ import { BACKEND_LABELS, BACKENDS } from "@/lib/contract/lock";
 import type { LockViewQuery } from "@/lib/contract/socket";
 import { queueLength } from "@/lib/contract/lock-queue";
 import { useLiveLocks, useLockView, useNow, type LiveLock } from "../live/live-locks-provider";
-import { QuorumBadge } from "../redlock/quorum-badge";
+import { BackendLabel } from "../redlock/quorum-badge";
 import { formatDuration, remainingTtl, shorten } from "./format";
 import { HazardBadges } from "./hazard-badges";
 import { TtlCell } from "./ttl-cell";
@@ -80,13 +80,7 @@ const LockRow = memo(function LockRow({ live, index, leaving }: { live: LiveLock
         </Link>
       </td>
       <td className="truncate px-3 py-1.5 text-slate-400">
-        {lock.backend}
-        {lock.quorum ? (
-          <>
-            {" "}
-            <QuorumBadge quorum={lock.quorum} />
-          </>
-        ) : null}
+        <BackendLabel lock={lock} />
       </td>
       <td className="overflow-hidden px-3 py-1.5 text-slate-400">
         <SourceText source={lock.source} />

@@ -1,4 +1,4 @@
-import type { QuorumView } from "@/lib/contract/lock";
+import type { Lock, QuorumView } from "@/lib/contract/lock";
 import { quorumSummary } from "./redlock-model";
 import { STATE_CLASS } from "./redlock-style";
 
@@ -26,5 +26,20 @@ export function PartialMarker() {
     >
       partial
     </span>
+  );
+}
+
+/** A lock's backend, with its Redlock quorum badge when it has one: the table row and the phone card show the same. */
+export function BackendLabel({ lock }: { lock: Pick<Lock, "backend" | "quorum"> }) {
+  return (
+    <>
+      {lock.backend}
+      {lock.quorum ? (
+        <>
+          {" "}
+          <QuorumBadge quorum={lock.quorum} />
+        </>
+      ) : null}
+    </>
   );
 }
