@@ -88,8 +88,11 @@ export interface PendingDelivery {
 
 export interface HistoryStore extends SessionStore {
   openAlerts(): Promise<AlertView[]>;
-  /** Stores the alert and its webhook deliveries in one transaction. */
-  raiseAlert(alert: NewAlert, outbox: (id: string) => OutboxItem[]): Promise<AlertView>;
+  /**
+   * Stores the alert and its webhook deliveries in one transaction. Null, and nothing written, when an unresolved
+   * alert with the same key is already stored: another dashboard raised it first (a unique index in both stores).
+   */
+  raiseAlert(alert: NewAlert, outbox: (id: string) => OutboxItem[]): Promise<AlertView | null>;
   resolveAlert(id: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
   acknowledgeAlert(id: string, by: string, at: Date, outbox: OutboxItem[]): Promise<AlertView | null>;
   listAlerts(q: { state?: string; limit: number }): Promise<AlertView[]>;
@@ -217,24 +220,37 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       return rows.map(auditFromRow);
     },
     async openAlerts() {
-      const rows = await prisma.alert.findMany({ where: { state: { in: ["open", "acknowledged"] } } });
+      const rows = await prisma.alert.findMany({ where: { state: { in: UNRESOLVED } } });
       return rows.map(alertFromRow);
     },
     async raiseAlert(a, outbox) {
       const id = randomUUID();
-      const row = await prisma.$transaction(async (tx) => {
-        const created = await tx.alert.create({
-          data: { ...a, id, state: "open", evidence: JSON.stringify(a.evidence) },
+      try {
+        const row = await prisma.$transaction(async (tx) => {
+          const created = await tx.alert.create({
+            data: { ...a, id, state: "open", evidence: JSON.stringify(a.evidence) },
+          });
+          await addOutbox(tx, id, outbox(id));
+          return created;
         });
-        await addOutbox(tx, id, outbox(id));
-        return created;
-      });
-      return alertFromRow(row);
+        return alertFromRow(row);
+      } catch (err) {
+        // Two evaluations at once (one outlived the leader's lease): the partial unique index on the unresolved
+        // alert's key (migration 20261201160000_open_alert_key) let the first one in and rolled this one back,
+        // outbox rows included, so its webhook is not queued twice. Any other failure is still an error.
+        if (
+          isUniqueViolation(err) &&
+          (await prisma.alert.count({ where: { key: a.key, state: { in: UNRESOLVED } } }))
+        ) {
+          return null;
+        }
+        throw err;
+      }
     },
     async resolveAlert(id, at, outbox) {
       const row = await prisma.$transaction(async (tx) => {
         const updated = await tx.alert.updateMany({
-          where: { id, state: { in: ["open", "acknowledged"] } },
+          where: { id, state: { in: UNRESOLVED } },
           data: { state: "resolved", resolvedAt: at },
         });
         if (updated.count === 0) return null;
@@ -263,7 +279,7 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
         // is what an operator reads anyway. The first raise's events stay as they were.
         const evidence = { ...parseEvidence(row.evidence), seen: { ...r } };
         await tx.alert.updateMany({
-          where: { id, state: { in: ["open", "acknowledged"] } },
+          where: { id, state: { in: UNRESOLVED } },
           data: { message: r.message, severity: r.severity, evidence: JSON.stringify(evidence) },
         });
       });
@@ -386,6 +402,14 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     },
     close: () => prisma.$disconnect(),
   };
+}
+
+/** The alert states the unique index on the key covers: at most one such alert per key. */
+const UNRESOLVED = ["open", "acknowledged"];
+
+/** Prisma's "unique constraint failed" (P2002), from either generated client. */
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "P2002";
 }
 
 function sessionFromRow(r: SessionRow): Session {
