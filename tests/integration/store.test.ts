@@ -107,7 +107,7 @@ describe.each(setups)("history store on $name", (setup) => {
   });
 
   it("keeps one alert per key through raise, acknowledge and resolve, with its webhooks queued", async () => {
-    const a = await store.raiseAlert(
+    const a = (await store.raiseAlert(
       {
         key: "no-ttl:L9",
         rule: "no-ttl",
@@ -121,7 +121,7 @@ describe.each(setups)("history store on $name", (setup) => {
         raisedAt: new Date(),
       },
       () => [{ url: "http://127.0.0.1:9/hook", kind: "raised", body: "{}" }],
-    );
+    ))!;
     expect((await store.openAlerts()).map((x) => x.id)).toEqual([a.id]);
     expect(a).toMatchObject({ occurrences: 1, lastSeenAt: a.raisedAt, latestHolder: null, evidence: { events: [] } });
     const seenAt = new Date(Date.parse(a.raisedAt) + 20_000).toISOString();

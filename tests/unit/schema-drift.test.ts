@@ -71,18 +71,31 @@ describe("the SQLite and PostgreSQL schemas", () => {
   });
 });
 
+/** Every migration of one store, in order, as one text. */
+function migrationsSql(dir: string): string {
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()
+    .map((d) => readFileSync(path.join(dir, d, "migration.sql"), "utf8"))
+    .join("\n");
+}
+
 describe("the PostgreSQL migrations", () => {
   it("create every model's table and mention every field (a model added without a migration fails here)", () => {
-    const dir = path.join(root, "prisma", "postgres", "migrations");
-    const sql = readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name)
-      .sort()
-      .map((d) => readFileSync(path.join(dir, d, "migration.sql"), "utf8"))
-      .join("\n");
+    const sql = migrationsSql(path.join(root, "prisma", "postgres", "migrations"));
     for (const [name, model] of Object.entries(parseModels(readFileSync(POSTGRES, "utf8")))) {
       expect(sql, `no CREATE TABLE for ${name}`).toContain(`CREATE TABLE "${name}"`);
       for (const field of Object.keys(model.fields)) expect(sql, `${name}.${field}`).toContain(`"${field}"`);
     }
+  });
+});
+
+describe("what the schemas cannot say", () => {
+  it("both stores' migrations keep one unresolved alert per key (a partial unique index)", () => {
+    const index =
+      /CREATE UNIQUE INDEX "Alert_unresolved_key_key" ON "Alert"\("key"\) WHERE "state" IN \('open', 'acknowledged'\);/;
+    expect(migrationsSql(path.join(root, "prisma", "migrations"))).toMatch(index);
+    expect(migrationsSql(path.join(root, "prisma", "postgres", "migrations"))).toMatch(index);
   });
 });

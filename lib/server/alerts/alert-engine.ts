@@ -100,7 +100,8 @@ export class AlertEngine {
           publicUrl,
         ),
       );
-      changes.raised.push(alert);
+      // Null: another dashboard's evaluation raised it first; the next run sees it open and refreshes it.
+      if (alert) changes.raised.push(alert);
     }
     for (const a of open) {
       if (active.has(a.key)) {
