@@ -80,6 +80,28 @@ const deliveryProbe = (lockId: string) => `(() => {
   return true;
 })()`;
 
+/**
+ * In the page: records when a row of a given resource is first in the table (a MutationObserver), and defines
+ * __lsRow(resource, after), a promise of the first time (epoch ms) at or after `after` that such a row is there.
+ */
+const ROW_PROBE = `(() => {
+  const waiting = [];
+  const check = () => {
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      const w = waiting[i];
+      const rows = document.querySelectorAll('[data-testid=lock-row] a[title]');
+      for (const a of rows) if (a.getAttribute("title") === w.resource) { waiting.splice(i, 1); w.resolve(Date.now()); break; }
+    }
+  };
+  new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  window.__lsRow = (resource) => new Promise((resolve, reject) => {
+    waiting.push({ resource, resolve });
+    check();
+    setTimeout(() => reject(new Error("row " + resource + " not shown within 30 s")), 30000);
+  });
+  return true;
+})()`;
+
 interface MemorySample {
   at: number;
   rss: number;
@@ -88,6 +110,8 @@ interface MemorySample {
   external: number;
   arrayBuffers: number;
   mallocedMemory: number;
+  /** The longest event-loop delay since the probe's line before (absent in an older probe). */
+  loopMaxMs?: number;
   gc?: boolean;
   stage?: string;
 }
@@ -99,6 +123,10 @@ interface TableRun {
   fps: number | null;
   longestTaskMs: number | null;
   filterMs: number[];
+  /** The same keystrokes, from just before the fill to the page's own MutationObserver seeing the row (epoch ms). */
+  filterDomMs: number[];
+  /** The dashboard's longest event-loop delay (probe lines of 200 ms) during each stage, and lines over 50 ms. */
+  loop: Record<string, { maxMs: number; over50: number; lines: number }>;
   api: ReturnType<typeof summarize>;
   dashboardHwmKb: number | null;
   /** Dashboard receipt of the agent's update → the row showing the new owner in the page, ms. */
@@ -174,6 +202,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
     await seed(redis.client(), n);
     log(`${n.toLocaleString("en")} locks written; starting the agent`);
     const started = performance.now();
+    const ingestFrom = Date.now();
     // Unpaced discovery (REDIS_SERVER_TIME_BUDGET_PERCENT=0): this section measures the dashboard, not the agent.
     const agent = startAgent(dashboard.url, {
       REDIS_URLS: redis.url,
@@ -190,6 +219,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         await sleep(500);
       }
       const toAllTrackedMs = performance.now() - started;
+      const ingestTo = Date.now();
       log(`${n.toLocaleString("en")} locks at the dashboard after ${(toAllTrackedMs / 1000).toFixed(1)} s`);
       // The peak of the ingest, before any collection this bench asks for.
       const ingestPeak = readProbe(probeFile).reduce<MemorySample | null>(
@@ -235,6 +265,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
       const resource = (await firstRow.locator("a").first().getAttribute("title"))!;
       await page.evaluate(deliveryProbe(lockId));
       const writer = redis.client();
+      const deliveryStart = Date.now();
       const deliveryMs: number[] = [];
       let deliveryRefused = 0;
       for (let k = 0; k < DELIVERY_SAMPLES; k++) {
@@ -248,14 +279,20 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         if (d < 0) deliveryRefused++;
         else deliveryMs.push(d);
       }
+      const deliveryEnd = Date.now();
       await stage("after API and page runs");
 
       // Filter keystrokes: from the input to the table showing the one matching lock.
       const filterMs: number[] = [];
+      const filterDomMs: number[] = [];
       const search = page.getByLabel("Filter locks");
+      await page.evaluate(ROW_PROBE);
+      const filterStart = Date.now();
       for (const i of [1234, 5678, 9012, 3456, 7890]) {
         const key = `order:${i}`;
         const want = n > 10_000 ? null : 1;
+        const rowSeen = page.evaluate(`window.__lsRow(${JSON.stringify(`bench:lock:${key}`)})`) as Promise<number>;
+        const before = Date.now();
         const t = performance.now();
         await search.fill(key);
         // A locator wait (Playwright's own injected script): the page's CSP forbids evaluating strings.
@@ -269,11 +306,22 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
             .filter({ hasText: String(want) })
             .waitFor();
         filterMs.push(performance.now() - t);
+        filterDomMs.push((await rowSeen) - before);
       }
+      const filterEnd = Date.now();
       await context.close();
       const pid = dashboardPid;
       await stage("end");
       const all = readProbe(probeFile);
+      const loopIn = (from: number, to: number) => {
+        // A line covers the 200 ms before it: the lines from the window's start to one line after its end.
+        const lines = all.filter((m) => !m.gc && m.at >= from && m.at <= to + 200 && m.loopMaxMs !== undefined);
+        return {
+          maxMs: Math.max(0, ...lines.map((m) => m.loopMaxMs!)),
+          over50: lines.filter((m) => m.loopMaxMs! > 50).length,
+          lines: lines.length,
+        };
+      };
       const peak = all.reduce<MemorySample | null>((a, m) => (a && a.rss >= m.rss ? a : m), null);
       return {
         locks: n,
@@ -282,6 +330,12 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         fps: frames.fps,
         longestTaskMs: frames.longest,
         filterMs,
+        filterDomMs,
+        loop: {
+          ingest: loopIn(ingestFrom, ingestTo),
+          delivery: loopIn(deliveryStart, deliveryEnd),
+          filter: loopIn(filterStart, filterEnd),
+        },
         api: summarize(apiTimes),
         dashboardHwmKb: pid ? memoryKb(pid).hwmKb : null,
         deliveryMs,
@@ -344,6 +398,11 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
         verdict: verdict(filter.max <= 200),
       },
       {
+        measure: `${k}: filter keystroke → row in the DOM (the page's MutationObserver)`,
+        result: `p50 ${ms(summarize(r.filterDomMs).p50)} / max ${ms(summarize(r.filterDomMs).max)}`,
+        target: "(breakdown)",
+      },
+      {
         measure: `${k}: /api/locks?limit=100 (200 requests)`,
         result: p50p99(r.api, 1),
         target: "p99 ≤ 50 ms",
@@ -380,6 +439,11 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
             ? `${r.locks.toLocaleString("en")} locks, memoryUsage() at the highest RSS sample (${p.stage ?? "after ingest"}): rss ${MB(p.rss)}, heap used ${MB(p.heapUsed)} of ${MB(p.heapTotal)}, external ${MB(p.external)} (array buffers ${MB(p.arrayBuffers)}).`
             : `${r.locks.toLocaleString("en")} locks: no memory probe samples.`,
           `${r.locks.toLocaleString("en")} locks, after a collection: ${r.memoryStages.map((m) => `${m.stage}: rss ${MB(m.rss)}, heap used ${MB(m.heapUsed)}, external ${MB(m.external)}`).join("; ")}.`,
+          `${r.locks.toLocaleString("en")} locks, the dashboard's longest event-loop delay (monitorEventLoopDelay, lines of 200 ms): ${Object.entries(
+            r.loop,
+          )
+            .map(([k, v]) => `${k} ${ms(v.maxMs)} (${v.over50} of ${v.lines} lines over 50 ms)`)
+            .join("; ")}.`,
           ...(r.deliveryRefused > 0
             ? [
                 `${r.locks.toLocaleString("en")} locks: ${r.deliveryRefused} delivery samples dropped (receivedAt after the page's time).`,
