@@ -17,7 +17,12 @@ import { memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
 import { mb, ms, p50p99, sleep, summarize } from "./support/stats";
 
-const SIZES = [10_000, 100_000];
+const SIZES = (process.env.BENCH_TABLE_SIZES ?? "10000,100000").split(",").map(Number);
+/**
+ * BENCH_TABLE_DASHBOARD=compiled runs the dashboard as production does (`node dist/dashboard.mjs`, after
+ * `npm run build`); the default runs the TypeScript source through tsx, as the tests do.
+ */
+const COMPILED = process.env.BENCH_TABLE_DASHBOARD === "compiled";
 const DELIVERY_SAMPLES = 60;
 const PROBE = path.join(import.meta.dirname, "support", "memory-probe.mjs");
 const CHROMIUM_ARGS = [
@@ -80,6 +85,30 @@ const deliveryProbe = (lockId: string) => `(() => {
   return true;
 })()`;
 
+/**
+ * In the page: records when a row of a given resource is first in the table (a MutationObserver), and defines
+ * __lsRow(resource, after), a promise of the first time (epoch ms) at or after `after` that such a row is there.
+ */
+const ROW_PROBE = `(() => {
+  const waiting = [];
+  window.__lsInputAt = 0;
+  document.addEventListener("input", () => { window.__lsInputAt = Date.now(); }, true);
+  const check = () => {
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      const w = waiting[i];
+      const rows = document.querySelectorAll('[data-testid=lock-row] a[title]');
+      for (const a of rows) if (a.getAttribute("title") === w.resource) { waiting.splice(i, 1); w.resolve(Date.now()); break; }
+    }
+  };
+  new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  window.__lsRow = (resource) => new Promise((resolve, reject) => {
+    waiting.push({ resource, resolve });
+    check();
+    setTimeout(() => reject(new Error("row " + resource + " not shown within 30 s")), 30000);
+  });
+  return true;
+})()`;
+
 interface MemorySample {
   at: number;
   rss: number;
@@ -88,6 +117,8 @@ interface MemorySample {
   external: number;
   arrayBuffers: number;
   mallocedMemory: number;
+  /** The longest event-loop delay since the probe's line before (absent in an older probe). */
+  loopMaxMs?: number;
   gc?: boolean;
   stage?: string;
 }
@@ -99,6 +130,12 @@ interface TableRun {
   fps: number | null;
   longestTaskMs: number | null;
   filterMs: number[];
+  /** The same keystrokes, from just before the fill to the page's own MutationObserver seeing the row (epoch ms). */
+  filterDomMs: number[];
+  /** From the input event in the page to the row in the DOM: the product's part of a keystroke. */
+  filterInputMs: number[];
+  /** The dashboard's longest event-loop delay (probe lines of 200 ms) during each stage, and lines over 50 ms. */
+  loop: Record<string, { maxMs: number; over50: number; lines: number }>;
   api: ReturnType<typeof summarize>;
   dashboardHwmKb: number | null;
   /** Dashboard receipt of the agent's update → the row showing the new owner in the page, ms. */
@@ -153,6 +190,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
   const probeFile = path.join(probeDir, "memory.jsonl");
   const dashboard = await startDashboard({
     ui: true,
+    compiled: COMPILED,
     env: {
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${PROBE}`.trim(),
       LOCKSCOPE_MEMORY_PROBE_FILE: probeFile,
@@ -163,7 +201,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
     dashboard.cleanup();
     rmSync(probeDir, { recursive: true, force: true });
   });
-  const dashboardPid = scriptProcess(dashboard.process.pid!, "lib/server/main.ts");
+  const dashboardPid = scriptProcess(dashboard.process.pid!, COMPILED ? "dist/dashboard.mjs" : "lib/server/main.ts");
   const memoryStages: MemorySample[] = [];
   const stage = async (name: string) => {
     const m = await liveAt(dashboardPid, probeFile, name);
@@ -174,6 +212,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
     await seed(redis.client(), n);
     log(`${n.toLocaleString("en")} locks written; starting the agent`);
     const started = performance.now();
+    const ingestFrom = Date.now();
     // Unpaced discovery (REDIS_SERVER_TIME_BUDGET_PERCENT=0): this section measures the dashboard, not the agent.
     const agent = startAgent(dashboard.url, {
       REDIS_URLS: redis.url,
@@ -190,6 +229,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         await sleep(500);
       }
       const toAllTrackedMs = performance.now() - started;
+      const ingestTo = Date.now();
       log(`${n.toLocaleString("en")} locks at the dashboard after ${(toAllTrackedMs / 1000).toFixed(1)} s`);
       // The peak of the ingest, before any collection this bench asks for.
       const ingestPeak = readProbe(probeFile).reduce<MemorySample | null>(
@@ -235,6 +275,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
       const resource = (await firstRow.locator("a").first().getAttribute("title"))!;
       await page.evaluate(deliveryProbe(lockId));
       const writer = redis.client();
+      const deliveryStart = Date.now();
       const deliveryMs: number[] = [];
       let deliveryRefused = 0;
       for (let k = 0; k < DELIVERY_SAMPLES; k++) {
@@ -248,14 +289,21 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         if (d < 0) deliveryRefused++;
         else deliveryMs.push(d);
       }
+      const deliveryEnd = Date.now();
       await stage("after API and page runs");
 
       // Filter keystrokes: from the input to the table showing the one matching lock.
       const filterMs: number[] = [];
+      const filterDomMs: number[] = [];
+      const filterInputMs: number[] = [];
       const search = page.getByLabel("Filter locks");
+      await page.evaluate(ROW_PROBE);
+      const filterStart = Date.now();
       for (const i of [1234, 5678, 9012, 3456, 7890]) {
         const key = `order:${i}`;
         const want = n > 10_000 ? null : 1;
+        const rowSeen = page.evaluate(`window.__lsRow(${JSON.stringify(`bench:lock:${key}`)})`) as Promise<number>;
+        const before = Date.now();
         const t = performance.now();
         await search.fill(key);
         // A locator wait (Playwright's own injected script): the page's CSP forbids evaluating strings.
@@ -269,11 +317,24 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
             .filter({ hasText: String(want) })
             .waitFor();
         filterMs.push(performance.now() - t);
+        const seenAt = await rowSeen;
+        filterDomMs.push(seenAt - before);
+        filterInputMs.push(seenAt - ((await page.evaluate("window.__lsInputAt")) as number));
       }
+      const filterEnd = Date.now();
       await context.close();
       const pid = dashboardPid;
       await stage("end");
       const all = readProbe(probeFile);
+      const loopIn = (from: number, to: number) => {
+        // A line covers the 200 ms before it: the lines from the window's start to one line after its end.
+        const lines = all.filter((m) => !m.gc && m.at >= from && m.at <= to + 200 && m.loopMaxMs !== undefined);
+        return {
+          maxMs: Math.max(0, ...lines.map((m) => m.loopMaxMs!)),
+          over50: lines.filter((m) => m.loopMaxMs! > 50).length,
+          lines: lines.length,
+        };
+      };
       const peak = all.reduce<MemorySample | null>((a, m) => (a && a.rss >= m.rss ? a : m), null);
       return {
         locks: n,
@@ -282,6 +343,13 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         fps: frames.fps,
         longestTaskMs: frames.longest,
         filterMs,
+        filterDomMs,
+        filterInputMs,
+        loop: {
+          ingest: loopIn(ingestFrom, ingestTo),
+          delivery: loopIn(deliveryStart, deliveryEnd),
+          filter: loopIn(filterStart, filterEnd),
+        },
         api: summarize(apiTimes),
         dashboardHwmKb: pid ? memoryKb(pid).hwmKb : null,
         deliveryMs,
@@ -300,6 +368,15 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
 
 export async function measureLocksTable(cleanup: Cleanup, log: (line: string) => void): Promise<SectionResult> {
   const base = { id: "table", title: "Locks table at 10 k and 100 k locks" };
+  if (COMPILED && !existsSync(path.join(import.meta.dirname, "..", "dist", "dashboard.mjs"))) {
+    return {
+      ...base,
+      status: "not-measured",
+      rows: [],
+      notes: ["BENCH_TABLE_DASHBOARD=compiled and no dist/dashboard.mjs: run `npm run build` first"],
+      details: {},
+    };
+  }
   if (!existsSync(path.join(import.meta.dirname, "..", ".next", "BUILD_ID"))) {
     return {
       ...base,
@@ -344,6 +421,16 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
         verdict: verdict(filter.max <= 200),
       },
       {
+        measure: `${k}: filter keystroke → row in the DOM (the page's MutationObserver)`,
+        result: `p50 ${ms(summarize(r.filterDomMs).p50)} / max ${ms(summarize(r.filterDomMs).max)}`,
+        target: "(breakdown)",
+      },
+      {
+        measure: `${k}: filter input event → row in the DOM (both in the page)`,
+        result: `p50 ${ms(summarize(r.filterInputMs).p50)} / max ${ms(summarize(r.filterInputMs).max)}`,
+        target: "(breakdown)",
+      },
+      {
         measure: `${k}: /api/locks?limit=100 (200 requests)`,
         result: p50p99(r.api, 1),
         target: "p99 ≤ 50 ms",
@@ -380,6 +467,11 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
             ? `${r.locks.toLocaleString("en")} locks, memoryUsage() at the highest RSS sample (${p.stage ?? "after ingest"}): rss ${MB(p.rss)}, heap used ${MB(p.heapUsed)} of ${MB(p.heapTotal)}, external ${MB(p.external)} (array buffers ${MB(p.arrayBuffers)}).`
             : `${r.locks.toLocaleString("en")} locks: no memory probe samples.`,
           `${r.locks.toLocaleString("en")} locks, after a collection: ${r.memoryStages.map((m) => `${m.stage}: rss ${MB(m.rss)}, heap used ${MB(m.heapUsed)}, external ${MB(m.external)}`).join("; ")}.`,
+          `${r.locks.toLocaleString("en")} locks, the dashboard's longest event-loop delay (monitorEventLoopDelay, lines of 200 ms): ${Object.entries(
+            r.loop,
+          )
+            .map(([k, v]) => `${k} ${ms(v.maxMs)} (${v.over50} of ${v.lines} lines over 50 ms)`)
+            .join("; ")}.`,
           ...(r.deliveryRefused > 0
             ? [
                 `${r.locks.toLocaleString("en")} locks: ${r.deliveryRefused} delivery samples dropped (receivedAt after the page's time).`,
@@ -388,6 +480,7 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
         ];
       }),
       "Delivery: with the table sorted by resource, the first row's key is SET to a new owner in Redis, one at a time; from the lock's receivedAt (the dashboard's clock when the agent's update arrived, before its events are stored) to a MutationObserver in the page seeing the owner cell change (Date.now(), the same clock).",
+      `The dashboard ran ${COMPILED ? "compiled, as production runs it (node dist/dashboard.mjs)" : "from the TypeScript source through tsx (as the tests run it; BENCH_TABLE_DASHBOARD=compiled runs dist/dashboard.mjs)"}.`,
       "Not measured here: today's build side by side.",
     ],
     details: { runs },

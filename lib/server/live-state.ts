@@ -21,6 +21,12 @@ export interface LiveChange {
   removed: IndexedLock[];
 }
 
+/** The ids of the locks put or dropped since the last take: for a reader that re-reads only what changed. */
+export interface ChangeFeed {
+  take(): Set<string>;
+  close(): void;
+}
+
 export type GroupBy = "pattern" | "source" | "library";
 
 export interface LockGroup {
@@ -43,14 +49,9 @@ export interface LockGroup {
 export class LiveState {
   private readonly agents = new Map<string, AgentState>();
   /** The sorted orders and counts of every entry, patched on each change below (put and drop). */
-  private readonly order = new LockOrder((id) => {
-    const found: IndexedLock[] = [];
-    for (const a of this.agents.values()) {
-      const e = a.locks.get(id);
-      if (e) found.push(e);
-    }
-    return found;
-  });
+  private readonly order = new LockOrder((id) => this.entriesOf(id));
+  /** The open change feeds: every put and drop adds the lock's id to each. */
+  private readonly feeds = new Set<Set<string>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -59,6 +60,7 @@ export class LiveState {
     if (old) this.order.remove(old);
     agent.locks.set(e.lock.id, e);
     this.order.add(e);
+    for (const f of this.feeds) f.add(e.lock.id);
   }
 
   private drop(agent: AgentState, id: string): IndexedLock | undefined {
@@ -66,7 +68,43 @@ export class LiveState {
     if (!e) return undefined;
     agent.locks.delete(id);
     this.order.remove(e);
+    for (const f of this.feeds) f.add(id);
     return e;
+  }
+
+  /**
+   * A feed of the ids of the locks put or dropped from now on (an update that changed nothing included), starting
+   * with every lock held now. Bounded by the number of distinct ids, however long nobody takes from it.
+   */
+  trackChanges(): ChangeFeed {
+    let ids = new Set<string>();
+    for (const e of this.entries()) ids.add(e.lock.id);
+    this.feeds.add(ids);
+    return {
+      take: () => {
+        const taken = ids;
+        this.feeds.delete(taken);
+        ids = new Set();
+        this.feeds.add(ids);
+        return taken;
+      },
+      close: () => this.feeds.delete(ids),
+    };
+  }
+
+  /** The entries of one lock id, one per agent reporting it, in the order the agents first connected. */
+  entriesOf(id: string): IndexedLock[] {
+    const found: IndexedLock[] = [];
+    for (const a of this.agents.values()) {
+      const e = a.locks.get(id);
+      if (e) found.push(e);
+    }
+    return found;
+  }
+
+  /** The entries acquired before `sinceMs` (held longest first), from the kept order by hold time. */
+  heldSince(sinceMs: number): IndexedLock[] {
+    return this.order.heldSince(sinceMs);
   }
 
   /**

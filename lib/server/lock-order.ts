@@ -160,6 +160,15 @@ export class LockOrder {
     for (const o of this.orders.values()) if (o.pending >= SETTLE_AT) o.read();
   }
 
+  /** The entries acquired before `sinceMs`, held longest first: the tail of the order by hold time. */
+  heldSince(sinceMs: number): IndexedLock[] {
+    const arr = this.orders.get("held")!.read();
+    const out: IndexedLock[] = [];
+    // Ascending hold time is descending `since`: the longest held are at the end.
+    for (let i = arr.length - 1; i >= 0 && arr[i]!.sinceMs < sinceMs; i--) out.push(arr[i]!);
+    return out;
+  }
+
   /** The same answer as runQuery over every entry, from the kept order. */
   query(q: LockQuery): QueryResult {
     if (q.filter.id !== undefined) return runQuery(this.byId(q.filter.id), q);

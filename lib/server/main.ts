@@ -115,8 +115,8 @@ async function main(): Promise<void> {
     if (leader && !leader.isLeader()) return;
     alerts
       .evaluate()
-      .then(async (changes) => {
-        const open = await store.openAlerts();
+      .then((changes) => {
+        const open = alerts.openAlerts();
         openByRule.clear();
         for (const a of open) openByRule.set(a.rule, (openByRule.get(a.rule) ?? 0) + 1);
         for (const a of changes.raised) log(`alert raised: ${a.rule} ${a.resource ?? a.source} (${a.severity})`);

@@ -68,23 +68,34 @@ export interface Dashboard extends Proc {
 
 /** Starts the dashboard server (API-only unless ui) on a free loopback port with its own SQLite file (or env's DATABASE_URL). */
 export async function startDashboard(
-  opts: { ui?: boolean; port?: number; dir?: string; env?: Record<string, string> } = {},
+  opts: {
+    ui?: boolean;
+    port?: number;
+    dir?: string;
+    env?: Record<string, string>;
+    /** Run the bundle `node dist/dashboard.mjs` as production does (the caller makes sure it is built and current). */
+    compiled?: boolean;
+  } = {},
 ): Promise<Dashboard> {
   const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), "lockscope-dash-"));
   const port = opts.port ?? (await freePort());
   // A DATABASE_URL in env (a PostgreSQL test database) replaces the SQLite file.
   const databaseUrl = opts.env?.DATABASE_URL ?? `file:${path.join(dir, "lockscope.db")}`;
-  const proc = launch("lib/server/main.ts", {
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    AGENT_TOKEN: TEST_AGENT_TOKEN,
-    LOCKSCOPE_UI: opts.ui ? "on" : "off",
-    API_TOKENS: Object.entries(TOKENS)
-      .map(([role, token]) => `test-${role}:${role}:${token}`)
-      .join(","),
-    USERS: await testUsers(),
-    ...opts.env,
-  });
+  const proc = launch(
+    opts.compiled ? "dist/dashboard.mjs" : "lib/server/main.ts",
+    {
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      AGENT_TOKEN: TEST_AGENT_TOKEN,
+      LOCKSCOPE_UI: opts.ui ? "on" : "off",
+      API_TOKENS: Object.entries(TOKENS)
+        .map(([role, token]) => `test-${role}:${role}:${token}`)
+        .join(","),
+      USERS: await testUsers(),
+      ...opts.env,
+    },
+    opts.compiled,
+  );
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     `dashboard on ${url}`,

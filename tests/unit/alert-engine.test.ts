@@ -3,18 +3,23 @@ import type { AlertView } from "../../lib/contract/alerts";
 import type { Lock, SourceStatus } from "../../lib/contract/lock";
 import { AlertEngine } from "../../lib/server/alerts/alert-engine";
 import { DEFAULT_ALERT_RULES } from "../../lib/server/alerts/rules";
-import type { LiveState } from "../../lib/server/live-state";
+import { LiveState } from "../../lib/server/live-state";
 import type { HistoryStore, NewAlert, OutboxItem } from "../../lib/server/store";
 import type { AlertRefresh } from "../../lib/server/alerts/alert-refresh";
 
-/** The two narrow pieces the engine reads and writes, faked: live locks and an in-memory alert table. */
+/** The live state (real, pure) and the store the engine writes to, faked: an in-memory alert table. */
 function setup() {
-  let locks: Lock[] = [];
-  const live = {
-    rawLocks: () => locks,
-    sources: (): SourceStatus[] => [],
-    lock: (id: string) => locks.find((l) => l.id === id) ?? null,
-  } as unknown as LiveState;
+  let now = 1_000_000;
+  const live = new LiveState(() => now);
+  const setLocks = (locks: Lock[]) =>
+    live.applySnapshot({
+      agentId: "a",
+      agentName: "a",
+      version: "test",
+      at: new Date(now).toISOString(),
+      sources: [] as SourceStatus[],
+      locks: structuredClone(locks),
+    });
   const alerts: AlertView[] = [];
   const outbox: OutboxItem[] = [];
   const store = {
@@ -50,7 +55,6 @@ function setup() {
       return a;
     },
   } as unknown as HistoryStore;
-  let now = 1_000_000;
   const engine = new AlertEngine({
     live,
     store,
@@ -64,7 +68,7 @@ function setup() {
     engine,
     alerts,
     outbox,
-    setLocks: (l: Lock[]) => (locks = l),
+    setLocks,
     advance: (ms: number) => (now += ms),
   };
 }
@@ -93,6 +97,7 @@ describe("AlertEngine", () => {
     const t = setup();
     t.setLocks([noTtl]);
     expect((await t.engine.evaluate()).raised.map((a) => a.rule)).toEqual(["no-ttl"]);
+    expect(t.engine.openAlerts().map((a) => a.id)).toEqual(["A1"]);
     expect((await t.engine.evaluate()).raised).toEqual([]);
     t.setLocks([]);
     t.advance(1000);
@@ -105,6 +110,7 @@ describe("AlertEngine", () => {
     await t.engine.evaluate();
     t.advance(5000);
     expect((await t.engine.evaluate()).resolved.map((a) => a.id)).toEqual(["A1"]);
+    expect(t.engine.openAlerts()).toEqual([]);
     expect(t.alerts).toHaveLength(1);
     expect(t.outbox.map((o) => o.kind)).toEqual(["raised", "resolved"]);
   });
