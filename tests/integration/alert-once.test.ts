@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Lock, SourceStatus } from "../../lib/contract/lock";
 import { AlertEngine } from "../../lib/server/alerts/alert-engine";
 import { DEFAULT_ALERT_RULES } from "../../lib/server/alerts/rules";
-import type { LiveState } from "../../lib/server/live-state";
+import { LiveState } from "../../lib/server/live-state";
 import { applyMigrations, migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import { migratePostgres } from "../../lib/server/pg-migrate";
 import { openStore, type HistoryStore } from "../../lib/server/store";
@@ -47,12 +47,19 @@ const noTtl: Lock = {
   agentId: "a",
 };
 
-/** The engine reads three things of the live state; both evaluators see the same no-TTL lock. */
-const live = {
-  rawLocks: () => [noTtl],
-  sources: (): SourceStatus[] => [],
-  lock: (id: string) => (id === noTtl.id ? noTtl : null),
-} as unknown as LiveState;
+/** Each dashboard's own live state (the real one), seeing the same no-TTL lock from its agent. */
+function liveWithLock(): LiveState {
+  const live = new LiveState();
+  live.applySnapshot({
+    agentId: "a",
+    agentName: "a",
+    version: "test",
+    at: new Date().toISOString(),
+    sources: [] as SourceStatus[],
+    locks: [structuredClone(noTtl)],
+  });
+  return live;
+}
 
 /**
  * The real store, except that openAlerts answers only once `parties` evaluators have read it: every one of them
@@ -178,7 +185,7 @@ describe.each(setups)("one unresolved alert per key on $name", (setup) => {
     const [a, b] = meetingAfterRead([stores[0]!, stores[stores.length - 1]!]);
     const engine = (store: HistoryStore) =>
       new AlertEngine({
-        live,
+        live: liveWithLock(),
         store,
         rules: DEFAULT_ALERT_RULES,
         webhooks: [{ url: "http://127.0.0.1:9/hook", format: "json" }],
