@@ -58,41 +58,77 @@ function loadSampler(): { report(): { start: number; highest: number; end: numbe
   };
 }
 
+/** One form of the poll statement: its SQL and parameters. */
+interface StatementCase {
+  sql: string;
+  params: unknown[];
+}
+
+const ROUNDS = 3;
+
 /**
- * One form of the poll statement timed two ways: EXPLAIN ANALYZE (REPEAT runs), and the CPU time of the server backend
- * that runs it (utime + stime in /proc, on this host; REPEAT * 3 runs, as clock ticks are 10 ms). EXPLAIN ANALYZE
- * leaves out sending the result; the backend's CPU counts everything the server spends on the statement.
+ * Every case timed two ways, in ROUNDS rounds that take the cases in turn (each round starting one case later), so
+ * that none is always first after the setup or last: EXPLAIN ANALYZE (REPEAT / ROUNDS runs a round), and the CPU time
+ * of the server backend that runs it (utime + stime in /proc, on this host; REPEAT runs a round, as clock ticks are
+ * 10 ms). EXPLAIN ANALYZE leaves out sending the result; the backend's CPU counts everything the server spends on the
+ * statement. The CPU figure is the median of the rounds; each round's is listed too.
  */
-async function timeStatement(admin: pg.Client, backend: number, params: unknown[], sql = PG_POLL_SQL) {
-  const exec: number[] = [];
-  const plan: number[] = [];
-  for (let i = 0; i < REPEAT; i++) {
-    const r = await admin.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
-      params,
-    );
-    exec.push(r.rows[0]!["QUERY PLAN"][0]!["Execution Time"]);
-    plan.push(r.rows[0]!["QUERY PLAN"][0]!["Planning Time"]);
-  }
-  exec.sort((a, b) => a - b);
-  plan.sort((a, b) => a - b);
+async function timeCases<K extends string>(admin: pg.Client, backend: number, cases: Record<K, StatementCase>) {
+  const names = Object.keys(cases) as K[];
+  const exec = new Map<K, number[]>(names.map((n) => [n, []]));
+  const plan = new Map<K, number[]>(names.map((n) => [n, []]));
+  const cpu = new Map<K, number[]>(names.map((n) => [n, []]));
   const statPath = `/proc/${backend}/stat`;
-  let cpuPerPollMs: number | null = null;
-  if (existsSync(statPath)) {
-    const cpuMs = () => {
-      const f = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
-      return (Number(f[11]) + Number(f[12])) * 10;
-    };
-    const runs = REPEAT * 3;
-    const before = cpuMs();
-    for (let i = 0; i < runs; i++) await admin.query(sql, params);
-    cpuPerPollMs = (cpuMs() - before) / runs;
-  }
-  return {
-    executionMs: { p50: quantile(exec, 0.5), p95: quantile(exec, 0.95), max: exec.at(-1) },
-    planningMs: { p50: quantile(plan, 0.5), max: plan.at(-1) },
-    backendCpuPerPollMs: cpuPerPollMs,
+  const cpuMs = () => {
+    const f = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
   };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!;
+      const { sql, params } = cases[name];
+      for (let j = 0; j < Math.ceil(REPEAT / ROUNDS); j++) {
+        const r = await admin.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+          params,
+        );
+        exec.get(name)!.push(r.rows[0]!["QUERY PLAN"][0]!["Execution Time"]);
+        plan.get(name)!.push(r.rows[0]!["QUERY PLAN"][0]!["Planning Time"]);
+      }
+      if (existsSync(statPath)) {
+        const before = cpuMs();
+        for (let j = 0; j < REPEAT; j++) await admin.query(sql, params);
+        cpu.get(name)!.push((cpuMs() - before) / REPEAT);
+      }
+    }
+  }
+  const out = {} as Record<
+    K,
+    {
+      executionMs: { p50: number; p95: number; max: number | undefined };
+      planningMs: { p50: number; max: number | undefined };
+      backendCpuPerPollMs: number | null;
+      backendCpuPerRoundMs: number[];
+    }
+  >;
+  for (const n of names) {
+    const e = exec.get(n)!.sort((a, b) => a - b);
+    const p = plan.get(n)!.sort((a, b) => a - b);
+    const c = cpu.get(n)!;
+    out[n] = {
+      executionMs: { p50: quantile(e, 0.5), p95: quantile(e, 0.95), max: e.at(-1) },
+      planningMs: { p50: quantile(p, 0.5), max: p.at(-1) },
+      backendCpuPerPollMs:
+        c.length > 0
+          ? quantile(
+              [...c].sort((a, b) => a - b),
+              0.5,
+            )
+          : null,
+      backendCpuPerRoundMs: c,
+    };
+  }
+  return out;
 }
 
 /** Opens the sessions a few dozen at a time (each connect forks a backend). */
@@ -186,22 +222,23 @@ async function benchOn(serverUrl: string, where: string) {
     // sessions known (a poll after a lock change while the sessions did nothing); and both left out (a poll of an
     // unchanged lock table with quiet sessions).
     const p = [settings.maxLocks, settings.queryChars];
-    const full = await timeStatement(admin, backend, [...p, null, null]);
-    const rowsChanged = await timeStatement(admin, backend, [...p, null, sessionHashes]);
-    const unchanged = await timeStatement(admin, backend, [...p, signature, sessionHashes]);
-    // The statement before, side by side in the same run (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL that
+    const cases: Record<string, StatementCase> = {
+      full: { sql: PG_POLL_SQL, params: [...p, null, null] },
+      rowsChanged: { sql: PG_POLL_SQL, params: [...p, null, sessionHashes] },
+      unchanged: { sql: PG_POLL_SQL, params: [...p, signature, sessionHashes] },
+    };
+    // The statement before, side by side in the same rounds (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL that
     // takes $1-$3, e.g. `git show <commit>:agent/sources/postgres/pg-poll-sql.ts` saved to a file).
-    let baseline: { from: string; full: unknown; unchanged: unknown } | null = null;
     if (BASELINE) {
       const before = ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL;
       const sig = (await admin.query<{ snapshot: { signature: string } }>(before, [...p, null])).rows[0]!.snapshot
         .signature;
-      baseline = {
-        from: BASELINE,
-        full: await timeStatement(admin, backend, [...p, null], before),
-        unchanged: await timeStatement(admin, backend, [...p, sig], before),
-      };
+      cases.baselineFull = { sql: before, params: [...p, null] };
+      cases.baselineUnchanged = { sql: before, params: [...p, sig] };
     }
+    const timed = await timeCases(admin, backend, cases);
+    const [full, rowsChanged, unchanged] = [timed.full!, timed.rowsChanged!, timed.unchanged!];
+    const baseline = BASELINE ? { from: BASELINE, full: timed.baselineFull, unchanged: timed.baselineUnchanged } : null;
 
     // The whole poll as the agent runs it: round trip, JSON parse, model and tracker.
     port = new NodePgPort({ url: serverUrl, statementTimeoutMs: 2000, connectTimeoutMs: 2000 });

@@ -225,6 +225,9 @@ class FakeMysql implements MysqlPort {
   async flavour() {
     return "mariadb" as const;
   }
+  async lockTable() {
+    return "metadata_lock_info" as const;
+  }
   async userLocks() {
     const a = this.answers.shift()!;
     if (a instanceof Error) throw a;
