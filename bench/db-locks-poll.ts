@@ -1,14 +1,18 @@
 /**
- * `npm run bench:db-locks`: the server time of one PostgreSQL poll (PG_POLL_SQL) with many sessions and 5,000
- * advisory locks (target ≤ 10 ms). The machine's PostgreSQL is used as it is configured (its max_connections is
- * not changed): the bench opens as many sessions as the server allows with headroom for others, spreads the locks
- * over them, adds waiters, and times the statement with EXPLAIN ANALYZE and with the serving backend's own CPU time
- * (pg_stat_statements is not preloaded here), both with the lock rows sent in full and with them left out as unchanged
- * (the agent's signature is the server's).
- * Everything runs in its own database, dropped at the end, on errors too.
+ * `npm run bench:db-locks`: the server time of one PostgreSQL poll (PG_POLL_SQL) with 1,000 sessions and 5,000
+ * advisory locks (target ≤ 10 ms). It runs twice by default (BENCH_DB_SERVERS=private,shared):
+ * - on a private PostgreSQL 15 cluster it starts itself (initdb in a temp directory, as the postgres user when run as
+ *   root, a free loopback port, max_connections 1100), stopped and deleted at the end, on errors too;
+ * - on the machine's shared PostgreSQL as it is configured (its max_connections is not changed): as many sessions as
+ *   it allows with headroom for others.
+ * Each run spreads the locks over the sessions, adds waiters, and times the statement with EXPLAIN ANALYZE and with the
+ * serving backend's own CPU time (pg_stat_statements is not preloaded here): with everything sent, with the lock rows
+ * sent and the sessions known, and with both left out as unchanged (the agent's signature and session hashes are the
+ * server's). Everything runs in its own database, dropped at the end, on errors too.
  *
- *   BENCH_POSTGRES_URL (default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
- *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30)
+ *   BENCH_POSTGRES_URL (the shared server; default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
+ *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30), BENCH_DB_SERVERS (private,shared),
+ *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, is timed beside the current one)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -17,15 +21,20 @@ import { loadDbLockSettings } from "../agent/sources/db-lock-settings";
 import { NodePgPort } from "../agent/sources/postgres/pg-client";
 import { PG_POLL_SQL } from "../agent/sources/postgres/pg-poll-sql";
 import { PostgresSource } from "../agent/sources/postgres/pg-source";
+import { startPrivatePostgres } from "../tests/harness/postgres-server";
 
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? "postgresql://root@127.0.0.1:5432/postgres";
+const SHARED_URL = process.env.BENCH_POSTGRES_URL ?? "postgresql://root@127.0.0.1:5432/postgres";
 const LOCKS = Number(process.env.BENCH_DB_LOCKS ?? 5000);
 const WANT_SESSIONS = Number(process.env.BENCH_DB_SESSIONS ?? 1000);
 const REPEAT = Number(process.env.BENCH_DB_REPEAT ?? 30);
+const SERVERS = (process.env.BENCH_DB_SERVERS ?? "private,shared").split(",").map((x) => x.trim());
+const BASELINE = process.env.BENCH_DB_BASELINE;
 const WAITERS = 20;
 const TARGET_MS = 10;
 /** Connections left for everyone else on the shared server (and the superuser reserve). */
 const HEADROOM = 15;
+/** The private cluster's max_connections: 1,000 sessions, the bench's own and the reserve. */
+const PRIVATE_MAX_CONNECTIONS = 1100;
 
 const log = (line: string) => process.stderr.write(`[bench db-locks] ${line}\n`);
 
@@ -49,50 +58,103 @@ function loadSampler(): { report(): { start: number; highest: number; end: numbe
   };
 }
 
-/**
- * One form of the poll statement timed two ways: EXPLAIN ANALYZE (REPEAT runs), and the CPU time of the server backend
- * that runs it (utime + stime in /proc, on this host; REPEAT * 3 runs, as clock ticks are 10 ms). EXPLAIN ANALYZE
- * leaves out sending the result; the backend's CPU counts everything the server spends on the statement.
- */
-async function timeStatement(admin: pg.Client, backend: number, params: unknown[]) {
-  const exec: number[] = [];
-  const plan: number[] = [];
-  for (let i = 0; i < REPEAT; i++) {
-    const r = await admin.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${PG_POLL_SQL}`,
-      params,
-    );
-    exec.push(r.rows[0]!["QUERY PLAN"][0]!["Execution Time"]);
-    plan.push(r.rows[0]!["QUERY PLAN"][0]!["Planning Time"]);
-  }
-  exec.sort((a, b) => a - b);
-  plan.sort((a, b) => a - b);
-  const statPath = `/proc/${backend}/stat`;
-  let cpuPerPollMs: number | null = null;
-  if (existsSync(statPath)) {
-    const cpuMs = () => {
-      const f = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
-      return (Number(f[11]) + Number(f[12])) * 10;
-    };
-    const runs = REPEAT * 3;
-    const before = cpuMs();
-    for (let i = 0; i < runs; i++) await admin.query(PG_POLL_SQL, params);
-    cpuPerPollMs = (cpuMs() - before) / runs;
-  }
-  return {
-    executionMs: { p50: quantile(exec, 0.5), p95: quantile(exec, 0.95), max: exec.at(-1) },
-    planningMs: { p50: quantile(plan, 0.5), max: plan.at(-1) },
-    backendCpuPerPollMs: cpuPerPollMs,
-  };
+/** One form of the poll statement: its SQL and parameters. */
+interface StatementCase {
+  sql: string;
+  params: unknown[];
 }
 
-async function main(): Promise<void> {
+const ROUNDS = 3;
+
+/**
+ * Every case timed two ways, in ROUNDS rounds that take the cases in turn (each round starting one case later), so
+ * that none is always first after the setup or last: EXPLAIN ANALYZE (REPEAT / ROUNDS runs a round), and the CPU time
+ * of the server backend that runs it (utime + stime in /proc, on this host; REPEAT runs a round, as clock ticks are
+ * 10 ms). EXPLAIN ANALYZE leaves out sending the result; the backend's CPU counts everything the server spends on the
+ * statement. The CPU figure is the median of the rounds; each round's is listed too.
+ */
+async function timeCases<K extends string>(admin: pg.Client, backend: number, cases: Record<K, StatementCase>) {
+  const names = Object.keys(cases) as K[];
+  const exec = new Map<K, number[]>(names.map((n) => [n, []]));
+  const plan = new Map<K, number[]>(names.map((n) => [n, []]));
+  const cpu = new Map<K, number[]>(names.map((n) => [n, []]));
+  const statPath = `/proc/${backend}/stat`;
+  const cpuMs = () => {
+    const f = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!;
+      const { sql, params } = cases[name];
+      for (let j = 0; j < Math.ceil(REPEAT / ROUNDS); j++) {
+        const r = await admin.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
+          params,
+        );
+        exec.get(name)!.push(r.rows[0]!["QUERY PLAN"][0]!["Execution Time"]);
+        plan.get(name)!.push(r.rows[0]!["QUERY PLAN"][0]!["Planning Time"]);
+      }
+      if (existsSync(statPath)) {
+        const before = cpuMs();
+        for (let j = 0; j < REPEAT; j++) await admin.query(sql, params);
+        cpu.get(name)!.push((cpuMs() - before) / REPEAT);
+      }
+    }
+  }
+  const out = {} as Record<
+    K,
+    {
+      executionMs: { p50: number; p95: number; max: number | undefined };
+      planningMs: { p50: number; max: number | undefined };
+      backendCpuPerPollMs: number | null;
+      backendCpuPerRoundMs: number[];
+    }
+  >;
+  for (const n of names) {
+    const e = exec.get(n)!.sort((a, b) => a - b);
+    const p = plan.get(n)!.sort((a, b) => a - b);
+    const c = cpu.get(n)!;
+    out[n] = {
+      executionMs: { p50: quantile(e, 0.5), p95: quantile(e, 0.95), max: e.at(-1) },
+      planningMs: { p50: quantile(p, 0.5), max: p.at(-1) },
+      backendCpuPerPollMs:
+        c.length > 0
+          ? quantile(
+              [...c].sort((a, b) => a - b),
+              0.5,
+            )
+          : null,
+      backendCpuPerRoundMs: c,
+    };
+  }
+  return out;
+}
+
+/** Opens the sessions a few dozen at a time (each connect forks a backend). */
+async function openSessions(url: string, n: number): Promise<pg.Client[]> {
+  const sessions: pg.Client[] = [];
+  for (let i = 0; i < n; i += 50) {
+    const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => {
+      const c = new pg.Client({ connectionString: url, application_name: `bench-${i + j}` });
+      c.on("error", () => undefined);
+      sessions.push(c);
+      return c.connect();
+    });
+    await Promise.all(batch);
+  }
+  return sessions;
+}
+
+/** One run on one server: its own database, the sessions, the locks and waiters, then the timings. */
+async function benchOn(serverUrl: string, where: string) {
   const load = loadSampler();
   const name = `lockscope_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  const sessions: pg.Client[] = [];
+  let sessions: pg.Client[] = [];
   let port: NodePgPort | null = null;
+  let created = false;
   try {
     const facts = await admin.query<{ max: string; reserved: string; used: string; version: string }>(
       "SELECT current_setting('max_connections') AS max, current_setting('superuser_reserved_connections') AS reserved, (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::text AS used, version() AS version",
@@ -100,59 +162,86 @@ async function main(): Promise<void> {
     const f = facts.rows[0]!;
     const allowed = Number(f.max) - Number(f.reserved) - Number(f.used) - HEADROOM;
     const nSessions = Math.max(2, Math.min(WANT_SESSIONS, allowed));
-    log(`${f.version.split(",")[0]}; max_connections ${f.max}, ${f.used} in use: opening ${nSessions} sessions`);
+    log(
+      `${where}: ${f.version.split(",")[0]}; max_connections ${f.max}, ${f.used} in use: opening ${nSessions} sessions`,
+    );
     await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(ADMIN_URL);
+    created = true;
+    const url = new URL(serverUrl);
     url.pathname = `/${name}`;
-    for (let i = 0; i < nSessions; i++) {
-      const c = new pg.Client({ connectionString: url.toString(), application_name: `bench-${i}` });
-      c.on("error", () => undefined);
-      await c.connect();
-      sessions.push(c);
-    }
-    // Holders: the locks spread evenly; the last sessions wait on keys already held (pg_blocking_pids has work).
+    sessions = await openSessions(url.toString(), nSessions);
+    // Holders: the locks spread evenly (5 or 6 each at 1,000 sessions); the last sessions wait on keys already held
+    // (pg_blocking_pids has work).
     const holders = sessions.slice(0, Math.max(1, nSessions - WAITERS));
     const waiters = sessions.slice(holders.length);
-    const per = Math.ceil(LOCKS / holders.length);
+    const firstKey = (i: number) => Math.floor((i * LOCKS) / holders.length) + 1;
     let taken = 0;
-    for (const [i, c] of holders.entries()) {
-      const from = i * per + 1;
-      const to = Math.min(LOCKS, (i + 1) * per);
-      if (from > to) break;
-      await c.query("SELECT count(pg_advisory_lock(k)) FROM generate_series($1::bigint, $2::bigint) k", [from, to]);
-      taken += to - from + 1;
+    for (let i = 0; i < holders.length; i += 50) {
+      await Promise.all(
+        holders.slice(i, i + 50).map((c, j) => {
+          const from = firstKey(i + j);
+          const to = firstKey(i + j + 1) - 1;
+          if (from > to) return Promise.resolve();
+          taken += to - from + 1;
+          return c.query("SELECT count(pg_advisory_lock(k)) FROM generate_series($1::bigint, $2::bigint) k", [
+            from,
+            to,
+          ]);
+        }),
+      );
     }
-    const pending = waiters.map((c, i) => c.query("SELECT pg_advisory_lock($1::bigint)", [1 + i * per]));
+    const pending = waiters.map((c, i) => c.query("SELECT pg_advisory_lock($1::bigint)", [firstKey(i)]));
     pending.forEach((p) => p.catch(() => undefined));
     // The waiters' calls are in flight: count them once they all wait (within 10 s), so every timed run sees the same
     // table (the count it printed before raced them, e.g. 16 or 18 of 20).
     const count = () =>
-      admin.query<{ n: string; w: string }>(
-        "SELECT count(*) FILTER (WHERE granted)::text AS n, count(*) FILTER (WHERE NOT granted)::text AS w FROM pg_locks WHERE locktype = 'advisory'",
+      admin.query<{ n: string; w: string; backends: string }>(
+        "SELECT count(*) FILTER (WHERE granted)::text AS n, count(*) FILTER (WHERE NOT granted)::text AS w, (SELECT count(*) FROM pg_stat_activity)::text AS backends FROM pg_locks WHERE locktype = 'advisory'",
       );
     let counted = await count();
     for (const deadline = Date.now() + 10_000; Number(counted.rows[0]!.w) < waiters.length && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 50));
       counted = await count();
     }
-    log(`${counted.rows[0]!.n} advisory locks held, ${counted.rows[0]!.w} waiting (asked for ${taken})`);
+    const c0 = counted.rows[0]!;
+    log(`${where}: ${c0.n} advisory locks held, ${c0.w} waiting (asked for ${taken}); ${c0.backends} backends`);
 
     const settings = loadDbLockSettings({});
     const backend = (await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-    const signature = (
-      await admin.query<{ snapshot: { signature: string } }>(PG_POLL_SQL, [
+    const first = (
+      await admin.query<{ snapshot: { signature: string; sessions: Array<{ h: number }> } }>(PG_POLL_SQL, [
         settings.maxLocks,
         settings.queryChars,
         null,
+        null,
       ])
-    ).rows[0]!.snapshot.signature;
-    // Two cases: the rows sent in full (a poll after any change, and once a minute), and the rows left out because
-    // the agent's signature is the server's (a poll of an unchanged lock table).
-    const full = await timeStatement(admin, backend, [settings.maxLocks, settings.queryChars, null]);
-    const unchanged = await timeStatement(admin, backend, [settings.maxLocks, settings.queryChars, signature]);
+    ).rows[0]!.snapshot;
+    const { signature } = first;
+    const sessionHashes = first.sessions.map((x) => x.h);
+    // Three cases: everything sent (the first poll, after a failed one, and once a minute); the lock rows sent but the
+    // sessions known (a poll after a lock change while the sessions did nothing); and both left out (a poll of an
+    // unchanged lock table with quiet sessions).
+    const p = [settings.maxLocks, settings.queryChars];
+    const cases: Record<string, StatementCase> = {
+      full: { sql: PG_POLL_SQL, params: [...p, null, null] },
+      rowsChanged: { sql: PG_POLL_SQL, params: [...p, null, sessionHashes] },
+      unchanged: { sql: PG_POLL_SQL, params: [...p, signature, sessionHashes] },
+    };
+    // The statement before, side by side in the same rounds (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL that
+    // takes $1-$3, e.g. `git show <commit>:agent/sources/postgres/pg-poll-sql.ts` saved to a file).
+    if (BASELINE) {
+      const before = ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL;
+      const sig = (await admin.query<{ snapshot: { signature: string } }>(before, [...p, null])).rows[0]!.snapshot
+        .signature;
+      cases.baselineFull = { sql: before, params: [...p, null] };
+      cases.baselineUnchanged = { sql: before, params: [...p, sig] };
+    }
+    const timed = await timeCases(admin, backend, cases);
+    const [full, rowsChanged, unchanged] = [timed.full!, timed.rowsChanged!, timed.unchanged!];
+    const baseline = BASELINE ? { from: BASELINE, full: timed.baselineFull, unchanged: timed.baselineUnchanged } : null;
 
     // The whole poll as the agent runs it: round trip, JSON parse, model and tracker.
-    port = new NodePgPort({ url: ADMIN_URL, statementTimeoutMs: 2000, connectTimeoutMs: 2000 });
+    port = new NodePgPort({ url: serverUrl, statementTimeoutMs: 2000, connectTimeoutMs: 2000 });
     const source = new PostgresSource(port, {
       sourceId: "postgresql://bench",
       agentId: "bench",
@@ -170,36 +259,69 @@ async function main(): Promise<void> {
     polls.sort((a, b) => a - b);
     const locksSeen = source.locks().filter((l) => l.resource.startsWith(`${name}:`)).length;
     const bytes = JSON.stringify(await port.snapshot(settings.maxLocks, settings.queryChars, null)).length;
-    const unchangedBytes = JSON.stringify(
-      await port.snapshot(settings.maxLocks, settings.queryChars, signature),
+    const rowsChangedBytes = JSON.stringify(
+      await port.snapshot(settings.maxLocks, settings.queryChars, null, sessionHashes),
     ).length;
-    const result = {
+    const unchangedBytes = JSON.stringify(
+      await port.snapshot(settings.maxLocks, settings.queryChars, signature, sessionHashes),
+    ).length;
+    return {
+      where,
       server: f.version.split(",")[0],
       maxConnections: Number(f.max),
       sessions: nSessions,
-      advisoryLocksHeld: Number(counted.rows[0]!.n),
-      waiters: Number(counted.rows[0]!.w),
+      backends: Number(c0.backends),
+      advisoryLocksHeld: Number(c0.n),
+      waiters: Number(c0.w),
       locksSeenByAgent: locksSeen,
       repeat: REPEAT,
       full,
+      rowsChanged,
       unchanged,
+      baseline,
       agentPollMs: { p50: quantile(polls, 0.5), p95: quantile(polls, 0.95), max: polls.at(-1) },
-      snapshotBytes: { full: bytes, unchanged: unchangedBytes },
+      snapshotBytes: { full: bytes, rowsChanged: rowsChangedBytes, unchanged: unchangedBytes },
       targetMs: TARGET_MS,
       met: {
         full: full.backendCpuPerPollMs !== null && full.backendCpuPerPollMs <= TARGET_MS,
+        rowsChanged: rowsChanged.backendCpuPerPollMs !== null && rowsChanged.backendCpuPerPollMs <= TARGET_MS,
         unchanged: unchanged.backendCpuPerPollMs !== null && unchanged.backendCpuPerPollMs <= TARGET_MS,
       },
       loadAverage1m: load.report(),
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await port?.close().catch(() => undefined);
     // FORCE first: it ends the sessions, waiters included (a client's end() would wait for a blocked lock call).
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((e: unknown) => log(`drop: ${String(e)}`));
+    if (created) {
+      await admin
+        .query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        .catch((e: unknown) => log(`drop: ${String(e)}`));
+    }
     await Promise.all(sessions.map((c) => c.end().catch(() => undefined)));
     await admin.end();
   }
+}
+
+async function main(): Promise<void> {
+  const results = [];
+  for (const where of SERVERS) {
+    if (where === "private") {
+      const server = await startPrivatePostgres({ maxConnections: PRIVATE_MAX_CONNECTIONS });
+      log(`private: PostgreSQL cluster on 127.0.0.1:${server.port}`);
+      try {
+        results.push(await benchOn(server.url, "private"));
+      } finally {
+        // Stopped and its directory deleted whatever happened.
+        await server.destroy();
+        log("private: cluster stopped and deleted");
+      }
+    } else if (where === "shared") {
+      results.push(await benchOn(SHARED_URL, "shared"));
+    } else {
+      throw new Error(`BENCH_DB_SERVERS: unknown server "${where}" (private or shared)`);
+    }
+  }
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -59,13 +59,30 @@ export interface PrivatePostgres {
   destroy(): Promise<void>;
 }
 
+export interface PrivatePostgresOptions {
+  /** max_connections (default 60). */
+  maxConnections?: number;
+  /** Further server settings, each passed as `-c name=value`. */
+  settings?: Record<string, string | number>;
+}
+
 /**
  * A private PostgreSQL 15 server (initdb + postgres) in a temp directory on a free loopback port, for tests that
- * restart the server: the machine's shared one must never be restarted. initdb refuses to run as root, so as root
- * the server runs as the `postgres` system user.
+ * restart the server (the machine's shared one must never be restarted) and for benches that need more sessions than
+ * the shared one allows. initdb refuses to run as root, so as root the server runs as the `postgres` system user.
+ * If it fails to start, its directory is removed before the error is thrown.
  */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(opts: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(path.join(tmpdir(), "lockscope-pg-"));
+  try {
+    return await startIn(dir, opts);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function startIn(dir: string, opts: PrivatePostgresOptions): Promise<PrivatePostgres> {
   chmodSync(dir, 0o777);
   const data = path.join(dir, "data");
   const asRoot = process.getuid?.() === 0;
@@ -81,23 +98,36 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const r = spawnSync(cmd, argv, { encoding: "utf8", timeout: 60_000 });
     if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${r.stderr || r.stdout}`);
   };
-  const options = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c max_connections=60`;
+  const extra = Object.entries(opts.settings ?? {})
+    .map(([k, v]) => ` -c ${k}=${v}`)
+    .join("");
+  const options = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c max_connections=${opts.maxConnections ?? 60}${extra}`;
   const start = async () => {
-    pgCtl(["start", "-w", "-t", "30", "-l", log, "-o", options]);
-    await waitFor(
-      `private postgres on ${port}`,
-      async () => {
-        const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-        try {
-          await probe.connect();
-          await probe.query("SELECT 1");
-          return true;
-        } finally {
-          await probe.end().catch(() => undefined);
-        }
-      },
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
+    try {
+      pgCtl(["start", "-w", "-t", "30", "-l", log, "-o", options]);
+      await waitFor(
+        `private postgres on ${port}`,
+        async () => {
+          const probe = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+          try {
+            await probe.connect();
+            await probe.query("SELECT 1");
+            return true;
+          } finally {
+            await probe.end().catch(() => undefined);
+          }
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+    } catch (err) {
+      // A server that started but never answered (or a pg_ctl that gave up waiting) must not outlive the error.
+      try {
+        pgCtl(["stop", "-w", "-m", "immediate"]);
+      } catch {
+        // not running
+      }
+      throw err;
+    }
   };
   let running = false;
   // "fast" shutdown cuts every connection, as a real restart or failover does.

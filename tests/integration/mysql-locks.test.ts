@@ -11,7 +11,9 @@ import {
   metadataLockInfoInstalled,
   MYSQL_URL,
   setMetadataLockInfo,
+  startPrivateMariadb,
   type MysqlTestDatabase,
+  type PrivateMariadb,
 } from "../harness/mysql";
 import { waitFor } from "../harness/ports";
 import { releaseCommandFor } from "../harness/release-command";
@@ -40,11 +42,14 @@ function settings(overrides: Partial<DbLockSettings["thresholds"]> = {}): DbLock
   };
 }
 
-async function setup(s = settings()): Promise<{ db: MysqlTestDatabase; source: MysqlSource; events: LockEvent[] }> {
-  const db = await createMysqlDatabase("lockscope_mylocks");
-  const port = new Mysql2Port({ url: MYSQL_URL, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
+async function setup(
+  s = settings(),
+  url = MYSQL_URL,
+): Promise<{ db: MysqlTestDatabase; source: MysqlSource; events: LockEvent[] }> {
+  const db = await createMysqlDatabase("lockscope_mylocks", url);
+  const port = new Mysql2Port({ url, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
   const source = new MysqlSource(port, {
-    sourceId: "mysql://127.0.0.1:3306",
+    sourceId: url,
     agentId: "test-agent",
     newId: randomUUID,
     log: () => undefined,
@@ -175,5 +180,67 @@ describe("MariaDB user-level locks (GET_LOCK) from real connections", () => {
     expect(refused.result.outcome).toBe("nothing-to-do");
     const [[alive]] = (await b.query("SELECT 1 AS alive")) as unknown as [[{ alive: number }]];
     expect(alive.alive).toBe(1);
+  });
+});
+
+/**
+ * The performance_schema path (the MySQL 8 statement, MYSQL8_POLL_SQL) on a real server: MariaDB 10.11's own
+ * performance_schema, on a private mariadbd started with performance_schema=ON and the MDL instrument enabled (no
+ * metadata_lock_info plugin). This is MariaDB's performance_schema, not MySQL 8: no MySQL 8 server is installed here, so
+ * whatever MySQL 8 does differently in metadata_locks or threads is not tested.
+ */
+describe("GET_LOCK locks from MariaDB's performance_schema.metadata_locks (the MySQL 8 statement)", () => {
+  let server: PrivateMariadb;
+  beforeAll(async () => {
+    server = await startPrivateMariadb([
+      "--performance-schema=ON",
+      "--performance-schema-instrument=wait/lock/metadata/sql/mdl=ON",
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.destroy();
+  });
+
+  it("chooses performance_schema, shows the holder and the PENDING waiter by name, and a kill hands the lock over", async () => {
+    const { db, source, events } = await setup(settings(), server.url);
+    const holder = await db.connection();
+    const waiter = await db.connection();
+    const [hid, wid] = [await connectionId(holder), await connectionId(waiter)];
+    const quoted = `${db.name} job's "lock" \\ \u202e`;
+    const long = `${db.name}-${"x".repeat(80)}`;
+    await holder.query("SELECT GET_LOCK(?, 0), GET_LOCK(?, 0)", [quoted, long]);
+    // A prepared statement: its text does not name the lock, the PENDING row does.
+    const waits = waiter.execute("SELECT GET_LOCK(?, 20) AS got", [quoted]);
+    let q: Lock | undefined;
+    await waitFor("the PENDING waiter", async () => {
+      q = (await pollInto(source, events)).find((l) => l.resource.startsWith(`${db.name} job`));
+      return (q?.waiters.length ?? 0) > 0;
+    });
+    expect(q!.rule).toBe("performance_schema.metadata_locks USER LEVEL LOCK");
+    expect(q!.library).toBe("mariadb-get-lock");
+    expect(q!.resource).toBe(`${db.name} job's "lock" \\\\ \\u{202e}`);
+    // performance_schema.threads gives the host without the port (here the server's name for 127.0.0.1).
+    expect(q!.owner).toMatch(new RegExp(`^connection ${hid} \\(root@[^:@()]+\\)$`));
+    expect(q!.holder).toMatchObject({ connection: hid, user: "root", level: "session" });
+    expect(q!.waiters).toEqual([
+      expect.objectContaining({
+        owner: `connection ${wid}`,
+        detail: expect.stringMatching(/^root@[^:@()]+; PENDING in metadata_locks$/),
+      }),
+    ]);
+    expect(q!.database!.waiters[0]!.blockedBy).toEqual([hid]);
+    const cut = source.locks().find((l) => l.resource.startsWith(`${db.name}-xxx`))!;
+    expect(cut.resource.length).toBeLessThanOrEqual(64);
+    expect(source.status().error).toBeUndefined();
+
+    // The release guard reads user and host where the poll did (threads): it matches, and the kill hands over.
+    const real = await source.release(release(q!, false));
+    expect(real.result.outcome).toBe("released");
+    const [[got]] = (await waits) as unknown as [[{ got: number }]];
+    expect(got.got).toBe(1);
+    await waitFor("the waiter holding", async () => {
+      const l = (await pollInto(source, events)).find((x) => x.resource.startsWith(`${db.name} job`));
+      return l?.holder?.connection === wid;
+    });
   });
 });

@@ -186,6 +186,52 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     ]);
   });
 
+  it("the sessions: a known, unchanged session row is left out, and a holder's next statement sends its row again", async () => {
+    const { db, port, events } = await setup();
+    const raws: Array<{ sessions: Array<{ pid: number }>; sessionKeys: { pid: number[] } }> = [];
+    const spy: PgPort = {
+      snapshot: async (maxLocks, queryChars, known, knownSessions) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions);
+        raws.push(raw as (typeof raws)[number]);
+        return raw;
+      },
+      sessionLocks: (pid) => port.sessionLocks(pid),
+      terminate: (pid, start, waitMs) => port.terminate(pid, start, waitMs),
+      close: () => port.close(),
+    };
+    const source = new PostgresSource(spy, {
+      sourceId: "postgresql://127.0.0.1:5432",
+      agentId: "test-agent",
+      newId: randomUUID,
+      log: () => undefined,
+      settings: settings(),
+    });
+    const a = await db.session("rows-a");
+    const b = await db.session("rows-b");
+    const [pa, pb] = [await backendPid(a), await backendPid(b)];
+    await a.query("SELECT pg_advisory_lock(3001)");
+    await b.query("SELECT pg_advisory_lock(3002)");
+    await pollInto(source, events);
+    const sent = (pid: number) => raws.at(-1)!.sessions.some((s) => s.pid === pid);
+    expect(raws[0]!.sessions.map((s) => s.pid)).toEqual(expect.arrayContaining([pa, pb]));
+    await pollInto(source, events);
+    expect([sent(pa), sent(pb)]).toEqual([false, false]);
+    expect(raws.at(-1)!.sessionKeys.pid).toEqual(expect.arrayContaining([pa, pb]));
+    const before = mine(source.locks(), db, "3001")!.database!.holders[0]!.session;
+    expect(mine(source.locks(), db, "3002")!.database!.holders[0]!.session).toMatchObject({
+      pid: pb,
+      application: "rows-b",
+    });
+
+    await a.query("SELECT 1");
+    const locks = await pollInto(source, events);
+    expect([sent(pa), sent(pb)]).toEqual([true, false]);
+    const after = mine(locks, db, "3001")!.database!.holders[0]!.session;
+    expect(after).toMatchObject({ pid: pa, application: "rows-a", state: "idle" });
+    expect(Date.parse(after.queryStart!)).toBeGreaterThan(Date.parse(before.queryStart!));
+    expect(mine(locks, db, "3002")!.database!.holders[0]!.session).toMatchObject({ pid: pb, application: "rows-b" });
+  });
+
   it("follows a chain through a session that waits for a table lock, not an advisory one, to the root", async () => {
     const { db, source, events } = await setup();
     const root = await db.session("root-ddl");

@@ -55,8 +55,16 @@ class FakePg implements PgPort {
   terminated: Array<[number, string]> = [];
   /** The signature each poll sent (null: the rows in full). */
   signatures: Array<string | null> = [];
-  async snapshot(_maxLocks: number, _queryChars: number, knownSignature: string | null) {
+  /** The session hashes each poll sent (null: every session in full). */
+  sessionHashes: Array<number[] | null | undefined> = [];
+  async snapshot(
+    _maxLocks: number,
+    _queryChars: number,
+    knownSignature: string | null,
+    knownSessions?: number[] | null,
+  ) {
     this.signatures.push(knownSignature);
+    this.sessionHashes.push(knownSessions);
     const a = this.answers.shift();
     if (a instanceof Error) throw a;
     return a;
@@ -122,6 +130,23 @@ describe("PostgresSource", () => {
       ["owner-changed", "pid 100@2026-12-01T09:59:59.5+00:00"],
     ]);
     expect(port.signatures).toEqual([null, first.signature, first.signature]);
+  });
+
+  it("session rows left out for a hash it sent are the known ones; a left-out hash it does not have is an error", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    const keys = (h: number) => ({ sessionKeys: { pid: [100, 555], h: [h, 9] } });
+    const first = { ...snapshot([1]), ...keys(7), sessions: [{ ...sessionRow, h: 7 }] };
+    // pid 555 is some other backend, not involved: its key comes, its row never does.
+    port.answers.push(first, { ...unchanged(first, []), ...keys(7) }, { ...unchanged(first, []), ...keys(8) }, first);
+    await src.poll();
+    expect((await src.poll()).events).toEqual([]);
+    expect(src.locks()[0]!.database!.holders[0]!.session).toMatchObject({ pid: 100, application: "worker" });
+    await src.poll();
+    expect(src.status()).toMatchObject({ up: false, error: expect.stringContaining("session pid 100 left out") });
+    await src.poll();
+    expect(src.status()).toMatchObject({ up: true });
+    expect(port.sessionHashes).toEqual([null, [7], [7], null]);
   });
 
   it("asks for the rows in full at least once a minute, and after a failed poll", async () => {
@@ -199,6 +224,9 @@ class FakeMysql implements MysqlPort {
   usedBy: number | null = 10;
   async flavour() {
     return "mariadb" as const;
+  }
+  async lockTable() {
+    return "metadata_lock_info" as const;
   }
   async userLocks() {
     const a = this.answers.shift()!;

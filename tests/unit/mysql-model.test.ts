@@ -88,6 +88,7 @@ function ctx(over: Partial<MysqlModelContext> = {}): MysqlModelContext {
     sourceId: "mysql://db1:3306",
     agentId: "a1",
     flavour: "mariadb",
+    lockTable: "metadata_lock_info",
     showQueries: false,
     queryChars: 200,
     thresholds: DEFAULT_DB_THRESHOLDS,
@@ -148,7 +149,7 @@ describe("buildMysqlModel", () => {
   });
 
   it("MySQL 8: a PENDING row is a waiter of the lock it names", () => {
-    const m = buildMysqlModel(parseMysqlRows(MYSQL8_ROWS), ctx({ flavour: "mysql" }));
+    const m = buildMysqlModel(parseMysqlRows(MYSQL8_ROWS), ctx({ flavour: "mysql", lockTable: "performance_schema" }));
     expect(m.locks).toHaveLength(1);
     expect(m.locks[0]!.library).toBe("mysql-get-lock");
     expect(m.locks[0]!.database!.waiters[0]!.blockedBy).toEqual([21]);

@@ -1,5 +1,5 @@
 import mysql from "mysql2/promise";
-import type { MysqlFlavour } from "./mysql-locks-model";
+import type { MysqlFlavour, MysqlLockTable } from "./mysql-locks-model";
 import type { MysqlPort } from "./mysql-port";
 import { MARIADB_POLL_SQL, MYSQL8_POLL_SQL } from "./mysql-poll-sql";
 
@@ -52,19 +52,35 @@ export class Mysql2Port implements MysqlPort {
     return this.kind;
   }
 
-  async userLocks(flavour: MysqlFlavour, queryChars: number, maxRows: number): Promise<unknown[]> {
-    const sql = flavour === "mariadb" ? MARIADB_POLL_SQL : MYSQL8_POLL_SQL;
+  async lockTable(flavour: MysqlFlavour): Promise<MysqlLockTable> {
+    if (flavour === "mysql") return "performance_schema";
+    const [rows] = await this.with((c) =>
+      c.query<mysql.RowDataPacket[]>(
+        "SELECT (SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') AS plugin, @@performance_schema AS ps",
+      ),
+    );
+    if (Number(rows[0]?.plugin) > 0 || Number(rows[0]?.ps) !== 1) return "metadata_lock_info";
+    // performance_schema is on; it lists user locks only with the MDL instrument enabled (and may not be readable).
+    const mdl = await this.with((c) =>
+      c.query<mysql.RowDataPacket[]>(
+        "SELECT ENABLED FROM performance_schema.setup_instruments WHERE NAME = 'wait/lock/metadata/sql/mdl'",
+      ),
+    ).catch(() => null);
+    return mdl?.[0][0]?.ENABLED === "YES" ? "performance_schema" : "metadata_lock_info";
+  }
+
+  async userLocks(table: MysqlLockTable, queryChars: number, maxRows: number): Promise<unknown[]> {
+    const sql = table === "metadata_lock_info" ? MARIADB_POLL_SQL : MYSQL8_POLL_SQL;
     const [rows] = await this.with((c) => c.query<mysql.RowDataPacket[]>(sql, [queryChars, maxRows]));
     return rows.map((r) => ({ ...r }));
   }
 
-  async holderCheck(name: Buffer, id: number) {
-    const [rows] = await this.with((c) =>
-      c.query<mysql.RowDataPacket[]>(
-        "SELECT IS_USED_LOCK(?) AS usedBy, (SELECT USER FROM information_schema.PROCESSLIST WHERE ID = ?) AS user, (SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?) AS host",
-        [name, id, id],
-      ),
-    );
+  async holderCheck(table: MysqlLockTable, name: Buffer, id: number) {
+    const sql =
+      table === "metadata_lock_info"
+        ? "SELECT IS_USED_LOCK(?) AS usedBy, (SELECT USER FROM information_schema.PROCESSLIST WHERE ID = ?) AS user, (SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?) AS host"
+        : "SELECT IS_USED_LOCK(?) AS usedBy, (SELECT PROCESSLIST_USER FROM performance_schema.threads WHERE PROCESSLIST_ID = ?) AS user, (SELECT PROCESSLIST_HOST FROM performance_schema.threads WHERE PROCESSLIST_ID = ?) AS host";
+    const [rows] = await this.with((c) => c.query<mysql.RowDataPacket[]>(sql, [name, id, id]));
     const r: mysql.RowDataPacket = rows[0] ?? ({} as mysql.RowDataPacket);
     return {
       usedBy: r.usedBy === null || r.usedBy === undefined ? null : Number(r.usedBy),

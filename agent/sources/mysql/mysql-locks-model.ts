@@ -9,7 +9,12 @@
  *   { k: "w", id: 11, name_hex: null, user: "root", host: "127.0.0.1:57096", db: null, command: "Query",
  *     time_ms: 322.462, state: "User lock", info: "SELECT GET_LOCK('job''s \"lock\"', 10)" }
  * MySQL 8, performance_schema.metadata_locks (OBJECT_TYPE 'USER LEVEL LOCK') joined to threads: the same shape, with
- * waiters as PENDING rows that name their lock (so no statement text is needed).
+ * waiters as PENDING rows that name their lock (so no statement text is needed). MariaDB 10.11 started with
+ * performance_schema=ON and the wait/lock/metadata/sql/mdl instrument lists GET_LOCK locks there too, as read
+ * (tests/integration/mysql-locks.test.ts; MariaDB's performance_schema, not MySQL 8's):
+ *   { k: "h", id: 5, name_hex: "616C7068612022…", user: "root", host: "localhost", db: null, command: "Query",
+ *     time_ms: 2000, state: "User sleep", info: "select get_lock('alpha \"q', 0), connection_id(), sleep(8)" }
+ * There the host has no port and the time is whole seconds (PROCESSLIST_TIME).
  *
  * What the server cannot give: the time a lock was taken (only how long its connection has been in its current
  * state), whether the holder is inside a transaction (GET_LOCK locks are session-level anyway), and a name's bytes
@@ -43,6 +48,12 @@ const rowSchema = z.object({
 
 export type MysqlLockRow = z.output<typeof rowSchema>;
 export type MysqlFlavour = "mariadb" | "mysql";
+/**
+ * Where the server lists user-level locks: MariaDB's information_schema.METADATA_LOCK_INFO (plugin), or
+ * performance_schema.metadata_locks (MySQL 8; MariaDB too when started with performance_schema=ON and the
+ * wait/lock/metadata/sql/mdl instrument enabled).
+ */
+export type MysqlLockTable = "metadata_lock_info" | "performance_schema";
 
 export function parseMysqlRows(input: unknown): MysqlLockRow[] {
   const r = z.array(rowSchema).safeParse(input);
@@ -73,6 +84,7 @@ export interface MysqlModelContext {
   sourceId: string;
   agentId: string;
   flavour: MysqlFlavour;
+  lockTable: MysqlLockTable;
   showQueries: boolean;
   queryChars: number;
   thresholds: DbHazardThresholds;
@@ -225,7 +237,7 @@ export function buildMysqlModel(rows: readonly MysqlLockRow[], ctx: MysqlModelCo
       ...(owner ? { ownerFingerprint: `sha1:${createHash("sha1").update(owner).digest("hex")}` } : {}),
       library: ctx.flavour === "mariadb" ? "mariadb-get-lock" : "mysql-get-lock",
       rule:
-        ctx.flavour === "mariadb"
+        ctx.lockTable === "metadata_lock_info"
           ? "information_schema.METADATA_LOCK_INFO 'User lock'"
           : "performance_schema.metadata_locks USER LEVEL LOCK",
       ttlMs: null,
@@ -235,7 +247,7 @@ export function buildMysqlModel(rows: readonly MysqlLockRow[], ctx: MysqlModelCo
         ...(w.since ? { since: w.since } : {}),
         detail: [
           w.session.user && w.session.client ? `${w.session.user}@${w.session.client}` : null,
-          ctx.flavour === "mariadb" ? "lock named by its GET_LOCK statement" : "PENDING in metadata_locks",
+          ctx.lockTable === "metadata_lock_info" ? "lock named by its GET_LOCK statement" : "PENDING in metadata_locks",
         ]
           .filter(Boolean)
           .join("; "),

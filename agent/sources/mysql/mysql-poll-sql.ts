@@ -18,7 +18,11 @@ SELECT 'w', p.ID, NULL, p.USER, p.HOST, p.DB, p.COMMAND, p.TIME_MS, p.STATE, LEF
  WHERE p.STATE IN ('User lock', 'Waiting for user lock')
 LIMIT ?`;
 
-/** MySQL 8: performance_schema.metadata_locks lists held (GRANTED) and awaited (PENDING) user-level locks. */
+/**
+ * performance_schema.metadata_locks lists held (GRANTED) and awaited (PENDING) user-level locks: MySQL 8, and MariaDB
+ * started with performance_schema=ON and the wait/lock/metadata/sql/mdl instrument (tested on MariaDB 10.11's
+ * performance_schema; no MySQL 8 server is installed here).
+ */
 export const MYSQL8_POLL_SQL = `
 SELECT IF(ml.LOCK_STATUS = 'GRANTED', 'h', 'w') AS k, t.PROCESSLIST_ID AS id, HEX(ml.OBJECT_NAME) AS name_hex,
        t.PROCESSLIST_USER AS user, t.PROCESSLIST_HOST AS host, t.PROCESSLIST_DB AS db,

@@ -9,7 +9,7 @@ import { escapeText } from "../../core/escape";
 import type { TrackerOutput } from "../../core/tracker";
 import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { DbLockSource, type DbLockSourceOptions } from "../db-lock-source";
-import { buildMysqlModel, parseMysqlRows, type MysqlFlavour } from "./mysql-locks-model";
+import { buildMysqlModel, parseMysqlRows, type MysqlFlavour, type MysqlLockTable } from "./mysql-locks-model";
 import type { MysqlPort } from "./mysql-port";
 import { planMysqlRelease, type MysqlReleasePlan } from "./mysql-release";
 
@@ -27,7 +27,7 @@ export type MysqlSourceOptions = DbLockSourceOptions;
 export function explainMysqlError(flavour: MysqlFlavour | null, err: unknown): string {
   const e = err as { errno?: number; message?: string };
   if (flavour === "mariadb" && e.errno === 1109 && /METADATA_LOCK_INFO/i.test(e.message ?? "")) {
-    return "information_schema.METADATA_LOCK_INFO is missing: run INSTALL SONAME 'metadata_lock_info'; on this MariaDB server as an administrator (once), so its GET_LOCK locks can be listed";
+    return "information_schema.METADATA_LOCK_INFO is missing: run INSTALL SONAME 'metadata_lock_info'; on this MariaDB server as an administrator (once), so its GET_LOCK locks can be listed (or start it with performance_schema=ON and performance_schema_instrument='wait/lock/metadata/sql/mdl=ON')";
   }
   if (e.errno === 1142 || e.errno === 1227) {
     return `${e.message ?? "access denied"} (grant PROCESS, and on MySQL 8 SELECT on performance_schema: see the README)`;
@@ -37,6 +37,7 @@ export function explainMysqlError(flavour: MysqlFlavour | null, err: unknown): s
 
 export class MysqlSource extends DbLockSource {
   private flavour: MysqlFlavour | null = null;
+  private table: MysqlLockTable | null = null;
   private firstSeen = new Map<string, number>();
   private names = new Map<string, Buffer>();
   private heldById = new Map<number, string[]>();
@@ -54,11 +55,15 @@ export class MysqlSource extends DbLockSource {
     let rows;
     try {
       this.flavour ??= await this.port.flavour();
+      this.table ??= await this.port.lockTable(this.flavour);
       // One row more than the limit tells a full read from a truncated one.
-      rows = parseMysqlRows(await this.port.userLocks(this.flavour, settings.queryChars, settings.maxLocks + 1));
+      rows = parseMysqlRows(await this.port.userLocks(this.table, settings.queryChars, settings.maxLocks + 1));
     } catch (err) {
+      // Asked again next poll: an administrator may have installed the plugin or changed the server meanwhile.
+      this.table = null;
       return this.fail(explainMysqlError(this.flavour, err));
     }
+    const table = this.table;
     const truncated = rows.length > settings.maxLocks;
     if (truncated) rows = rows.slice(0, settings.maxLocks);
     const observedAtMs = this.now();
@@ -66,6 +71,7 @@ export class MysqlSource extends DbLockSource {
       sourceId: this.opts.sourceId,
       agentId: this.opts.agentId,
       flavour: this.flavour,
+      lockTable: table,
       showQueries: settings.showQueries,
       queryChars: settings.queryChars,
       thresholds: settings.thresholds,
@@ -125,7 +131,7 @@ export class MysqlSource extends DbLockSource {
       dryRun: (_r, plan) => ({ message: `would end connection ${plan.id}; nothing was ended`, perNode: [] }),
       write: async (_r, plan) => {
         const name = this.names.get(lockId);
-        const check = name ? await this.port.holderCheck(name, plan.id) : null;
+        const check = name && this.table ? await this.port.holderCheck(this.table, name, plan.id) : null;
         const sameHolder = check !== null && check.usedBy === plan.id;
         const sameConnection =
           check !== null &&

@@ -30,8 +30,18 @@ export class NodePgPort implements PgPort {
     this.pool.on("error", () => undefined);
   }
 
-  async snapshot(maxLocks: number, queryChars: number, knownSignature: string | null): Promise<unknown> {
-    const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [maxLocks, queryChars, knownSignature]);
+  async snapshot(
+    maxLocks: number,
+    queryChars: number,
+    knownSignature: string | null,
+    knownSessions: number[] | null = null,
+  ): Promise<unknown> {
+    const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [
+      maxLocks,
+      queryChars,
+      knownSignature,
+      knownSessions,
+    ]);
     return r.rows[0]?.snapshot;
   }
 

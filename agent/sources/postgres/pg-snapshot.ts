@@ -38,8 +38,17 @@ const groupSchema = z.object({
   waitstart: z.array(time).nullable(),
 });
 
+/** A session's hash (PG_POLL_SQL cuts it to 52 bits, so a JSON number carries it exactly). */
+const sessionHash = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(2 ** 52);
+
 const sessionRow = z.object({
   pid: z.number().int(),
+  /** Absent only from snapshots without sessionKeys (every involved session sent in full). */
+  h: sessionHash.optional(),
   backendStart: time,
   user: z.string().nullable(),
   application: z.string().nullable(),
@@ -61,6 +70,8 @@ const snapshotSchema = z.object({
   locks: z.array(groupSchema).nullable(),
   databases: z.array(z.tuple([oid, z.string()])).nullable(),
   blocking: z.array(z.object({ pid: z.number().int(), by: z.array(z.number().int()).nullable() })),
+  /** Every backend's pid and session hash; absent: `sessions` holds every involved session in full. */
+  sessionKeys: z.object({ pid: z.array(z.number().int()), h: z.array(sessionHash) }).optional(),
   sessions: z.array(sessionRow),
 });
 
@@ -90,10 +101,62 @@ export interface PgSnapshot {
   sessions: PgSessionRow[];
 }
 
-/** The lock rows of the previous snapshot, with their signature: the server leaves them out while they are the same. */
+/**
+ * The lock rows of the previous snapshot, with their signature: the server leaves them out while they are the same.
+ * And its session rows by pid, with their hashes: the server leaves out a session whose hash the agent has.
+ */
 export interface KnownPgLocks {
   signature: string;
   locks: PgLockRow[];
+  sessions?: ReadonlyMap<number, PgSessionRow>;
+}
+
+/** The hashes of the known session rows, for PG_POLL_SQL's $4 (null: none known, every session is sent). */
+export function knownSessionHashes(known: KnownPgLocks | null): number[] | null {
+  if (!known?.sessions) return null;
+  const out: number[] = [];
+  for (const s of known.sessions.values()) if (s.h !== undefined) out.push(s.h);
+  return out;
+}
+
+/**
+ * The involved sessions: the rows sent, and for every other involved pid in sessionKeys the known row with that pid
+ * and hash. A pid with a hash the agent has no row for cannot come from this agent's $4: an error, never a guess.
+ */
+function mergeSessions(
+  sent: PgSessionRow[],
+  keys: { pid: number[]; h: number[] } | undefined,
+  involved: ReadonlySet<number>,
+  known: KnownPgLocks | null,
+): PgSessionRow[] {
+  if (!keys) return sent;
+  if (keys.pid.length !== keys.h.length) {
+    throw new Error(`unexpected pg_locks snapshot at sessionKeys.h: ${keys.h.length} values, not ${keys.pid.length}`);
+  }
+  const out = sent.slice();
+  const have = new Set(sent.map((s) => s.pid));
+  for (let i = 0; i < keys.pid.length; i++) {
+    const pid = keys.pid[i]!;
+    if (!involved.has(pid) || have.has(pid)) continue;
+    const row = known?.sessions?.get(pid);
+    if (!row || row.h !== keys.h[i]) {
+      throw new Error(
+        `unexpected pg_locks snapshot: session pid ${pid} left out, but its hash ${keys.h[i]} is not a known one`,
+      );
+    }
+    out.push(row);
+  }
+  return out;
+}
+
+function involvedPids(locks: PgLockRow[], blocking: Array<{ pid: number; by: number[] | null }>): Set<number> {
+  const pids = new Set<number>();
+  for (const l of locks) pids.add(l.pid);
+  for (const b of blocking) {
+    pids.add(b.pid);
+    for (const p of b.by ?? []) pids.add(p);
+  }
+  return pids;
 }
 
 export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = null): PgSnapshot {
@@ -104,7 +167,7 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
       `unexpected pg_locks snapshot at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
     );
   }
-  const { locks: c, databases, changed, ...rest } = r.data;
+  const { locks: c, databases, changed, sessionKeys, sessions: sent, ...rest } = r.data;
   if (!changed) {
     // Only the signature the agent sent can make the server leave the rows out; anything else is not this agent's.
     if (known === null || known.signature !== rest.signature) {
@@ -112,7 +175,8 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
         `unexpected pg_locks snapshot: lock rows left out, but signature ${rest.signature} is not the known one`,
       );
     }
-    return { ...rest, reused: true, locks: known.locks };
+    const sessions = mergeSessions(sent, sessionKeys, involvedPids(known.locks, rest.blocking), known);
+    return { ...rest, sessions, reused: true, locks: known.locks };
   }
   const names = new Map(databases ?? []);
   const locks: PgLockRow[] = [];
@@ -142,7 +206,8 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
       });
     }
   }
-  return { ...rest, reused: false, locks };
+  const sessions = mergeSessions(sent, sessionKeys, involvedPids(locks, rest.blocking), known);
+  return { ...rest, sessions, reused: false, locks };
 }
 
 /**

@@ -11,7 +11,7 @@ import { DbLockSource, errorMessage, type DbLockSourceOptions } from "../db-lock
 import { buildPgModel } from "./pg-locks-model";
 import type { PgPort } from "./pg-port";
 import { planPgRelease, type PgReleasePlan } from "./pg-release";
-import { parsePgSnapshot, type KnownPgLocks } from "./pg-snapshot";
+import { knownSessionHashes, parsePgSnapshot, type KnownPgLocks } from "./pg-snapshot";
 
 type PgTerminatePlan = Exclude<PgReleasePlan, { kind: "refuse" }>;
 
@@ -25,8 +25,9 @@ interface PgReading {
 export type PgSourceOptions = DbLockSourceOptions;
 
 /**
- * The lock rows are asked for in full at least this often even when the signature says they are the same: the
- * signature is a 64-bit sum of row hashes, so a change that left it equal (about 1 in 2^64) shows within a minute.
+ * The lock rows and the sessions are asked for in full at least this often even when the signatures say they are the
+ * same: the lock signature is a 64-bit sum of row hashes and a session's hash has 52 bits, so a change that left one
+ * equal (about 1 in 2^64 or 2^52) shows within a minute.
  */
 const FULL_READ_EVERY_MS = 60_000;
 
@@ -48,8 +49,9 @@ export class PostgresSource extends DbLockSource {
   async poll(): Promise<TrackerOutput> {
     const started = this.now();
     const { settings } = this.opts;
-    // The server sends the lock rows only when their signature differs from the one the agent has (the sessions,
-    // blockers and times come every poll): most polls of a busy server then skip encoding thousands of rows.
+    // The server sends the lock rows only when their signature differs from the one the agent has, and a session's
+    // row only when its hash is not one the agent has (every session's hash, the blockers and the server's clock come
+    // every poll): most polls of a busy server then skip encoding thousands of rows.
     const known = started - this.lastFullReadMs < FULL_READ_EVERY_MS ? this.known : null;
     let snap;
     try {
@@ -59,14 +61,19 @@ export class PostgresSource extends DbLockSource {
         settings.maxLocks,
         Math.max(200, settings.queryChars),
         known?.signature ?? null,
+        knownSessionHashes(known),
       );
       snap = parsePgSnapshot(raw, known);
     } catch (err) {
       this.known = null;
       return this.fail(errorMessage(err));
     }
-    if (!snap.reused) this.lastFullReadMs = started;
-    this.known = { signature: snap.signature, locks: snap.locks };
+    if (known === null) this.lastFullReadMs = started;
+    this.known = {
+      signature: snap.signature,
+      locks: snap.locks,
+      sessions: new Map(snap.sessions.map((s) => [s.pid, s])),
+    };
     const observedAtMs = this.now();
     this.serverOffsetMs = observedAtMs - Date.parse(snap.now);
     const model = buildPgModel(snap, {
