@@ -93,8 +93,12 @@ describe("several dashboards sharing live state through Redis", () => {
       },
       "operator",
     );
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
+    // Status and answer together: a failure says why (the routed release's message), not only "502".
+    const answer = (await res.json()) as ReleaseResult;
+    expect({ status: res.status, outcome: answer.outcome, message: answer.message }).toMatchObject({
+      status: 200,
+      outcome: "released",
+    });
     expect(await watched.client().exists("orders:lock:42")).toBe(0);
     const rows = await query<{ outcome: string }>(`SELECT "outcome" FROM "AuditEntry" WHERE "lockId" = $1`, [lock.id]);
     expect(rows).toEqual([{ outcome: "released" }]);
