@@ -47,6 +47,8 @@ async function main(): Promise<void> {
     agentName: config.agentName,
     version: VERSION,
     bufferEvents: config.bufferEvents,
+    // Held until the first poll has read every source: before it each one is "not polled yet", which is not down.
+    ready: () => (agent.loop?.polls ?? 0) > 0,
     sources: () => agent.loop?.statuses() ?? [],
     locks: () => agent.loop?.locks() ?? [],
     log,

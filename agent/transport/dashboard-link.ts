@@ -24,6 +24,13 @@ export interface DashboardLinkOptions {
   bufferEvents: number;
   /** The agent's whole current state, sent on every (re)connect. */
   sources: () => SourceStatus[];
+  /**
+   * Whether that state has been observed yet (the agent's first poll has completed); nothing is sent before. A
+   * snapshot taken during the first poll showed each source not polled yet as down ("not polled yet"), and the
+   * dashboard raised a critical source-down alert (and its webhook) for a healthy server whose first poll was slow.
+   * Default: always.
+   */
+  ready?: () => boolean;
   locks: () => Lock[];
   log: (line: string) => void;
   /** Runs a force-release the dashboard asks for. */
@@ -209,7 +216,7 @@ export class DashboardLink {
 
   /** Sends what is pending, one message at a time; safe to call often. */
   async flush(): Promise<void> {
-    if (this.sending || !this.connected) return;
+    if (this.sending || !this.connected || !(this.opts.ready?.() ?? true)) return;
     this.sending = true;
     const timeout = this.opts.ackTimeoutMs ?? 10_000;
     try {

@@ -93,8 +93,11 @@ describe("several dashboards sharing live state through Redis", () => {
       },
       "operator",
     );
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
+    // A failure says why: the routed release's message and both dashboards' last lines, not only "502".
+    const answer = (await res.json()) as ReleaseResult;
+    const why = `${answer.message}\nA:\n${a.output().slice(-1500)}\nB:\n${b.output().slice(-1500)}`;
+    expect(res.status, why).toBe(200);
+    expect(answer.outcome, why).toBe("released");
     expect(await watched.client().exists("orders:lock:42")).toBe(0);
     const rows = await query<{ outcome: string }>(`SELECT "outcome" FROM "AuditEntry" WHERE "lockId" = $1`, [lock.id]);
     expect(rows).toEqual([{ outcome: "released" }]);
