@@ -266,13 +266,18 @@ describe("Redlock group in track mode, compared with poll mode, on five real red
         for (let i = 0; i < 5; i++) await w.source.poll();
         return Promise.all(clients.map(async (c) => commandCalls(await c.info("commandstats"))));
       };
-      const tracked = await count(quietTrack);
+      // A node is read in full after a poll it did not answer in time or after its tracking reconnected (a resync),
+      // and on a loaded 2-core machine one can fall inside a window (a full run saw 104 reads on node 0 once): one of
+      // three windows must show no reads at all. Unchanged locks re-read in every window still fail.
+      const reads = (calls: Map<string, number>) => READS.reduce((n, cmd) => n + (calls.get(cmd) ?? 0), 0);
+      let tracked = await count(quietTrack);
+      for (let window = 1; window < 3 && tracked.some((calls) => reads(calls) > 0); window++) {
+        console.log(`window ${window}: reads per node ${tracked.map(reads).join(", ")}; measuring again`);
+        tracked = await count(quietTrack);
+      }
       const polled = await count(quietPoll);
       for (const [i, calls] of tracked.entries()) {
-        expect(
-          READS.reduce((n, cmd) => n + (calls.get(cmd) ?? 0), 0),
-          `reads on node ${i}, track`,
-        ).toBe(0);
+        expect(reads(calls), `reads on node ${i}, track`).toBe(0);
         expect(calls.get("scan") ?? 0, `SCAN on node ${i}`).toBeGreaterThan(0); // discovery still runs
       }
       for (const [i, calls] of polled.entries()) {
