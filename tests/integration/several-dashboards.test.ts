@@ -37,7 +37,10 @@ beforeAll(async () => {
   };
   a = await startDashboard({ env });
   b = await startDashboard({ env });
-  agent = startAgent(a.url, { REDIS_URLS: watched.url, AGENT_ID: "agent-on-a" });
+  // The test's own watched Redis, so the agent may turn its keyspace notifications on: the lock is announced at once
+  // instead of waiting for the paced SCAN (a loaded fresh-clone CI run once did not see it on B within 15 s, and
+  // whether A had it was not known). These tests are about A, the adapter and B, not discovery.
+  agent = startAgent(a.url, { REDIS_URLS: watched.url, AGENT_ID: "agent-on-a", KEYSPACE_NOTIFICATIONS: "enable" });
 });
 
 afterAll(async () => {
@@ -67,8 +70,12 @@ const locksOn = async (d: Dashboard) => (await d.allLocks()).locks;
 describe("several dashboards sharing live state through Redis", () => {
   it("shows the agent's locks on the dashboard it is not connected to", async () => {
     await watched.client().set("orders:lock:42", "worker-7-token", "PX", 120_000);
-    await waitFor("lock visible on B", async () => (await locksOn(b)).some((l) => l.resource === "orders:lock:42"), {
-      timeoutMs: 15_000,
+    const has = async (d: Dashboard) => (await locksOn(d)).some((l) => l.resource === "orders:lock:42");
+    await waitFor("lock visible on B", () => has(b), { timeoutMs: 15_000 }).catch(async (err: unknown) => {
+      // Which side missed it: the agent's discovery (A lacks it too) or the fanout to B.
+      throw new Error(
+        `${err instanceof Error ? err.message : String(err)}; on A: ${await has(a)}; A's log: ${a.output().slice(-1500)}`,
+      );
     });
     const onB = (await locksOn(b)).find((l) => l.resource === "orders:lock:42")!;
     expect(onB).toMatchObject({ owner: "worker-7-token", agentId: "agent-on-a" });
