@@ -3,18 +3,7 @@ import type { Hazard, Lock, SourceStatus } from "../../lib/contract/lock";
 import { LiveConditions } from "../../lib/server/alerts/live-conditions";
 import { evaluateConditions, type AlertRulesConfig, type Condition } from "../../lib/server/alerts/rules";
 import { LiveState } from "../../lib/server/live-state";
-
-/** mulberry32: a small seeded PRNG, so a failing sequence of operations is replayed exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../harness/prng";
 
 const HAZARDS: Hazard[] = [
   { code: "no-ttl", severity: "warning", message: "never expires" },
