@@ -211,4 +211,42 @@ describe("RedisSource in track mode", () => {
     expect(fake.scans).toBeGreaterThanOrEqual(5 + 195);
     expect(fake.scans).toBeLessThanOrEqual(5 + 205);
   });
+
+  it("a force-release reports its own deletion, with who and why, even when the delete's invalidation is read first", async () => {
+    const fake = new FakeRedis();
+    fake.keys.set("lock:stuck", { value: "crashed-worker", expiresAt: null });
+    const s = trackingSource(fake);
+    await s.poll();
+    const { id, ownerFingerprint } = s.tracker.locks()[0]!;
+    let announced: Awaited<ReturnType<RedisSource["refreshNotified"]>> | undefined;
+    const writer = {
+      // The server deletes, announces the key on the redirect connection, and that refresh runs before the
+      // delete's own reply is handled (two connections: either may be read first).
+      compareAndDelete: async (key: Buffer) => {
+        fake.keys.delete(key.toString());
+        announced = await s.refreshNotified([key]);
+        return 1;
+      },
+      purgeFairWaiter: async () => 0,
+      deleteIfHashField: async () => 0,
+    };
+    const run = await s.release(
+      {
+        requestId: "r1",
+        lockId: id,
+        expectedOwner: "crashed-worker",
+        expectedFingerprint: ownerFingerprint!,
+        dryRun: false,
+        actor: "op",
+        reason: "stuck",
+      },
+      writer,
+    );
+    expect(run.result.outcome).toBe("released");
+    expect(announced!.events).toEqual([]);
+    expect(run.output.events.map((e) => [e.type, e.detail?.reason, e.detail?.by])).toEqual([
+      ["released", "force-released", "op"],
+    ]);
+    expect((await s.poll()).events).toEqual([]);
+  });
 });

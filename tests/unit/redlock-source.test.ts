@@ -4,6 +4,8 @@ import type { RedlockNodePort } from "../../agent/sources/redlock/redlock-port";
 import { RedlockSource, type RedlockSourceOptions } from "../../agent/sources/redlock/redlock-source";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import type { Lock } from "../../lib/contract/lock";
+import type { TrackerOutput } from "../../agent/core/tracker";
+import { waitFor } from "../harness/ports";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 const OTHER = "fedcba9876543210fedcba9876543210";
@@ -469,5 +471,63 @@ describe("RedlockSource in track mode (CLIENT TRACKING per node)", () => {
     await source.poll();
     expect(reads[3]!.sort()).toEqual(["lock:a", "lock:b"]);
     expect(reads[0]).toEqual([]);
+  });
+
+  it("a force-release reports its own deletion (who, why) even when the nodes' invalidations are refreshed first", async () => {
+    const clock = { now: 1_800_000_000_000 };
+    const nodes = Array.from({ length: 5 }, () => new FakeNode(clock));
+    const pushed: TrackerOutput[] = [];
+    let ids = 0;
+    const writer = (n: FakeNode, i: number) => ({
+      // Each node deletes and announces it on its redirect connection; that refresh runs and is pushed before the
+      // deletes' replies are handled (separate connections: either may be read first).
+      compareAndDelete: async (key: Buffer) => {
+        if (!n.keys.delete(key.toString())) return 0;
+        const before = pushed.length;
+        source.invalidated(nodeId(i), [key]);
+        await waitFor("the announced key refreshed", () => pushed.length > before, { timeoutMs: 2000, intervalMs: 2 });
+        return 1;
+      },
+      purgeFairWaiter: async () => 0,
+      deleteIfHashField: async () => 0,
+    });
+    const source = new RedlockSource(
+      nodes.map((port, i) => ({ id: nodeId(i), port, writer: writer(port, i) })),
+      {
+        group: "orders",
+        agentId: "agent-1",
+        newId: () => `event-${++ids}`,
+        lockPatterns: DEFAULT_LOCK_PATTERNS,
+        nodeTimeoutMs: 2000,
+        now: () => clock.now,
+        changeDetection: "track",
+        push: (o) => pushed.push(o),
+      },
+    );
+    try {
+      nodes.forEach((_, i) => source.setTracking(nodeId(i), "track"));
+      nodes.forEach((n) => n.set("lock:stuck", TOKEN, 60_000));
+      await source.poll();
+      const lock = source.locks()[0]!;
+      const run = await source.release({
+        requestId: "r1",
+        lockId: lock.id,
+        expectedOwner: TOKEN,
+        expectedFingerprint: lock.ownerFingerprint!,
+        dryRun: false,
+        actor: "op",
+        reason: "stuck",
+      });
+      expect(run.result.outcome).toBe("released");
+      expect(pushed.length).toBeGreaterThan(0);
+      expect(pushed.flatMap((o) => o.events)).toEqual([]);
+      expect(run.output.events.map((e) => [e.type, e.detail?.reason, e.detail?.by])).toEqual([
+        ["released", "force-released", "op"],
+      ]);
+      expect((await source.poll()).events).toEqual([]);
+      expect(source.locks()).toEqual([]);
+    } finally {
+      source.close();
+    }
   });
 });

@@ -152,6 +152,12 @@ export class RedisSource {
   private writeSeq = 0;
   private refreshesRunning = 0;
   /**
+   * Keys whose force-release is writing right now. A sample of such a key is not applied: the release reports its
+   * own deletion, with who and why, and the refresh that the delete's invalidation starts could otherwise win the
+   * race and report it first as a plain release. Such a key is read again at the next poll.
+   */
+  private readonly releasing = new Set<string>();
+  /**
    * How changes are detected right now: "track" only while the server announces changes of the keys read (the
    * tracking and redirect connections are both up and set); otherwise every known key is re-read each poll.
    */
@@ -642,6 +648,10 @@ export class RedisSource {
         const k = batch[j]!.key.toString("latin1");
         // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
         if (this.releasedSince(k, seq)) return;
+        if (this.releasing.has(k)) {
+          this.dirty.set(k, batch[j]!.key);
+          return;
+        }
         const id = batch[j]!.id ?? this.idOf(s.key);
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
@@ -805,7 +815,11 @@ export class RedisSource {
       };
     }
     if (cmd.purgeWaiter !== undefined) return this.purgeWaiter(cmd, key, writer);
-    return runRelease(this.releaseAdapter(key, writer), cmd);
+    try {
+      return await runRelease(this.releaseAdapter(key, writer), cmd);
+    } finally {
+      this.releasing.delete(key.toString("latin1"));
+    }
   }
 
   private releaseAdapter(
@@ -829,6 +843,7 @@ export class RedisSource {
       },
       dryRun: () => ({ message: "nothing deleted", perNode: [{ node, outcome: "dry-run" }] }),
       write: async (_r, plan, cmd) => {
+        this.releasing.add(key.toString("latin1"));
         const hex = fingerprintHex(cmd.expectedFingerprint ?? "");
         let n: number;
         if (plan.kind === "string") {

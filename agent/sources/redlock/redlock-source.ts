@@ -187,6 +187,12 @@ export class RedlockSource implements WatchedSource {
   private readonly keysById = new Map<string, Buffer>();
   /** Keys force-released (agent clock): a poll that read them before the release must not bring them back. */
   private readonly releasedAtMs = new Map<string, number>();
+  /**
+   * Keys whose force-release is writing right now. A read of such a key (by a poll, or by the refresh a node's
+   * invalidation of the delete starts) is not applied: the release reports its own deletion, with who and why,
+   * and a refresh that won the race would have reported it first as a plain release. They are re-read afterwards.
+   */
+  private readonly releasing = new Set<string>();
   private pollStartedMs = 0;
   private readonly memory = new Map<string, Memory>();
   private readonly upserts = new QuorumUpsertFilter();
@@ -379,7 +385,21 @@ export class RedlockSource implements WatchedSource {
       const message = "this agent no longer sees the lock";
       return { result: { outcome: "nothing-to-do", message, plan: [], perNode: [] }, output: NO_OUTPUT };
     }
-    return runRelease(this.releaseAdapter(key), cmd);
+    try {
+      return await runRelease(this.releaseAdapter(key), cmd);
+    } finally {
+      this.releasing.delete(key.toString("latin1"));
+    }
+  }
+
+  /** Whether this read of k must be left to a force-release (writing now, or finished after the read began). */
+  private leftToRelease(k: string, key: Buffer, readStartedMs: number): boolean {
+    if (this.releasing.has(k)) {
+      if (this.tracking) this.dirty.set(k, key); // re-read after the release, in case it deleted nothing
+      return true;
+    }
+    const releasedAt = this.releasedAtMs.get(k);
+    return releasedAt !== undefined && releasedAt >= readStartedMs;
   }
 
   private releaseAdapter(key: Buffer): ReleaseAdapter<GroupReading, GroupPlan> {
@@ -464,6 +484,7 @@ export class RedlockSource implements WatchedSource {
         perNode: r.readings.map((x) => dryRunNode(x, cmd.expectedOwner)),
       }),
       write: async (_r, f, cmd) => {
+        this.releasing.add(k);
         // The runner checked the fingerprint against the fresh read; each node compares it again, atomically.
         const hex = fingerprintHex(cmd.expectedFingerprint ?? "") ?? "";
         return Promise.all(
@@ -744,8 +765,7 @@ export class RedlockSource implements WatchedSource {
     const nowMs = this.now();
     for (const key of keys) {
       const k = key.toString("latin1");
-      const releasedAt = this.releasedAtMs.get(k);
-      if (releasedAt !== undefined && releasedAt >= startedMs) continue;
+      if (this.leftToRelease(k, key, startedMs)) continue;
       if (!this.known.has(k)) continue;
       const reads = readings.map((r): Outcome<KeyRead> => {
         if (!r.ok) return r;
@@ -974,9 +994,8 @@ export class RedlockSource implements WatchedSource {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
     for (const key of keys) {
       const k = key.toString("latin1");
-      const releasedAt = this.releasedAtMs.get(k);
-      // Read before a force-release that finished meanwhile: the release already reported what it changed.
-      if (releasedAt !== undefined && releasedAt >= this.pollStartedMs) continue;
+      // Read before (or while) a force-release that finished meanwhile: the release reports what it changed.
+      if (this.leftToRelease(k, key, this.pollStartedMs)) continue;
       const samples: Array<KeySample | undefined> = [];
       const answers = shared.map((base, i) => {
         const reading = shared[i]!.answered ? readingOf(i, k) : undefined;
