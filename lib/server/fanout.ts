@@ -105,6 +105,12 @@ function notAsked(agentId: string, why: string): ReleaseResult {
 
 /** How long a routed release keeps asking while the adapter counts no other dashboard. */
 export const NO_PEER_RETRY_MS = 3000;
+/**
+ * The same, when another dashboard reported the agent within REMOTE_STALE_MS: that dashboard exists, and counting
+ * none is a subscriber (re)connecting on a busy host, so it is worth waiting longer. Nothing is asked of anyone
+ * while none is counted, so asking again is safe.
+ */
+export const HEARD_PEER_RETRY_MS = 10_000;
 
 export interface FanoutConnection {
   fanout: Fanout;
@@ -125,6 +131,8 @@ export function connectFanout(opts: {
   log: (line: string) => void;
   /** Tests: how long to keep asking while no other dashboard is counted (NO_PEER_RETRY_MS). */
   noPeerRetryMs?: number;
+  /** Tests: the same for an agent another dashboard reported recently (HEARD_PEER_RETRY_MS). */
+  heardPeerRetryMs?: number;
 }): FanoutConnection {
   const pub = new Redis(opts.url, { lazyConnect: false, maxRetriesPerRequest: null });
   const sub = pub.duplicate();
@@ -170,6 +178,11 @@ export function connectFanout(opts: {
     const server = io;
     const ask = () =>
       new Promise<RemoteAsk>((resolve) => {
+        // The adapter never calls back when its PUBSUB NUMSUB fails (it swallows the error): bounded here.
+        const guard = setTimeout(
+          () => resolve({ err: new Error("the fanout Redis did not answer"), answers: [] }),
+          REQUESTS_TIMEOUT_MS + 1000,
+        );
         // The callback runs when every other dashboard has answered (null from all but the agent's), after the
         // adapter's requestsTimeout with the answers that came, or at once with none when it counts no other server.
         (server.serverSideEmit as unknown as (event: string, ...args: unknown[]) => boolean).call(
@@ -177,11 +190,18 @@ export function connectFanout(opts: {
           "fanout:release",
           me,
           { agentId, command, timeoutMs },
-          (err: Error | null, answers: (ReleaseResult | null)[] | undefined) =>
-            resolve({ err, answers: answers ?? [] }),
+          (err: Error | null, answers: (ReleaseResult | null)[] | undefined) => {
+            clearTimeout(guard);
+            resolve({ err, answers: answers ?? [] });
+          },
         );
       });
-    const deadline = Date.now() + (opts.noPeerRetryMs ?? NO_PEER_RETRY_MS);
+    const lastHeard = heard.get(agentId);
+    const heardRecently = lastHeard !== undefined && Date.now() - lastHeard <= REMOTE_STALE_MS;
+    const retryMs = heardRecently
+      ? (opts.heardPeerRetryMs ?? HEARD_PEER_RETRY_MS)
+      : (opts.noPeerRetryMs ?? NO_PEER_RETRY_MS);
+    const deadline = Date.now() + retryMs;
     for (;;) {
       const got = await ask();
       const verdict = judgeRemoteRelease(got, agentId, REQUESTS_TIMEOUT_MS);
@@ -191,7 +211,11 @@ export function connectFanout(opts: {
         return verdict.result;
       }
       if (Date.now() >= deadline) {
-        opts.log(`fanout: release of ${command.lockId}: no other dashboard subscribed to the fanout channel`);
+        opts.log(
+          `fanout: release of ${command.lockId}: no other dashboard subscribed to the fanout channel for ${retryMs} ms` +
+            ` (agent last reported by another dashboard: ${lastHeard === undefined ? "never" : `${Date.now() - lastHeard} ms ago`};` +
+            ` fanout connections: publish ${pub.status}, subscribe ${sub.status})`,
+        );
         return notAsked(
           agentId,
           "no other dashboard is listening on the fanout Redis (the adapter counted none besides this one)",

@@ -31,26 +31,34 @@ const agentAnswer: ReleaseResult = {
 
 interface Dashboard {
   io: Server;
+  live: LiveState;
   agents: AgentGateway;
   fanout: FanoutConnection;
   http?: HttpServer;
   close(): Promise<void>;
 }
 
-function dashboard(redis: RedisServer, name: string): Dashboard {
+function dashboard(
+  redis: RedisServer,
+  name: string,
+  retry: { noPeerRetryMs?: number; heardPeerRetryMs?: number } = {},
+): Dashboard {
   const agents = new AgentGateway();
+  const live = new LiveState();
   const fanout = connectFanout({
     url: redis.url,
     serverId: name,
-    live: new LiveState(),
+    live,
     agents,
     log: () => undefined,
     noPeerRetryMs: 4000,
+    ...retry,
   });
   const io = new Server({ adapter: fanout.adapter });
   fanout.attach(io);
   return {
     io,
+    live,
     agents,
     fanout,
     async close() {
@@ -119,6 +127,33 @@ describe("a release routed to the dashboard holding the agent", () => {
     expect(result.message).toMatch(/no other dashboard is listening/);
     expect(result.message).not.toMatch(/is not connected/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3500);
+  });
+
+  it("keeps asking longer for an agent another dashboard reported recently (its subscriber is only reconnecting)", async () => {
+    const a1 = await dashboardWithAgent("agent-on-a");
+    const b = dashboard(redis, "B", { noPeerRetryMs: 300, heardPeerRetryMs: 8000 });
+    open.push(b);
+    await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
+    a1.fanout.fanout.snapshot({
+      agentId: "agent-on-a",
+      agentName: "a",
+      version: "1",
+      at: new Date().toISOString(),
+      sources: [],
+      locks: [],
+    });
+    await waitFor("B heard of the agent from A", () => b.live.agentList().some((x) => x.id === "agent-on-a"));
+    // A's dashboard goes (a restart behind the load balancer); B counts no other dashboard now.
+    await a1.close();
+    open.splice(open.indexOf(a1), 1);
+    await waitFor("only B subscribed", async () => (await numsub(redis)) === 1);
+    const started = Date.now();
+    const asking = b.agents.release("agent-on-a", command, 5000);
+    // Past the short window for an agent nobody reported: only the longer one for a heard agent is still asking.
+    await new Promise((r) => setTimeout(r, 800));
+    await dashboardWithAgent("agent-on-a");
+    expect(await asking).toEqual(agentAnswer);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
   });
 
   it("says not connected when every other dashboard answered that it does not hold the agent", async () => {
