@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { KeySample, RedisLockPort } from "../../agent/sources/redis/redis-port";
 import { RedisSource } from "../../agent/sources/redis/redis-source";
 import { ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
+import { releaseCommandFor } from "../harness/release-command";
 
 let clock = Date.parse("2026-01-01T00:00:00Z");
 
@@ -217,7 +218,7 @@ describe("RedisSource in track mode", () => {
     fake.keys.set("lock:stuck", { value: "crashed-worker", expiresAt: null });
     const s = trackingSource(fake);
     await s.poll();
-    const { id, ownerFingerprint } = s.tracker.locks()[0]!;
+    const lock = s.tracker.locks()[0]!;
     let announced: Awaited<ReturnType<RedisSource["refreshNotified"]>> | undefined;
     const writer = {
       // The server deletes, announces the key on the redirect connection, and that refresh runs before the
@@ -230,22 +231,11 @@ describe("RedisSource in track mode", () => {
       purgeFairWaiter: async () => 0,
       deleteIfHashField: async () => 0,
     };
-    const run = await s.release(
-      {
-        requestId: "r1",
-        lockId: id,
-        expectedOwner: "crashed-worker",
-        expectedFingerprint: ownerFingerprint!,
-        dryRun: false,
-        actor: "op",
-        reason: "stuck",
-      },
-      writer,
-    );
+    const run = await s.release(releaseCommandFor(lock, false), writer);
     expect(run.result.outcome).toBe("released");
     expect(announced!.events).toEqual([]);
     expect(run.output.events.map((e) => [e.type, e.detail?.reason, e.detail?.by])).toEqual([
-      ["released", "force-released", "op"],
+      ["released", "force-released", "test"],
     ]);
     expect((await s.poll()).events).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import type { Lock } from "../../lib/contract/lock";
 import type { TrackerOutput } from "../../agent/core/tracker";
 import { waitFor } from "../harness/ports";
+import { releaseCommandFor } from "../harness/release-command";
 
 const TOKEN = "0123456789abcdef0123456789abcdef";
 const OTHER = "fedcba9876543210fedcba9876543210";
@@ -509,20 +510,12 @@ describe("RedlockSource in track mode (CLIENT TRACKING per node)", () => {
       nodes.forEach((n) => n.set("lock:stuck", TOKEN, 60_000));
       await source.poll();
       const lock = source.locks()[0]!;
-      const run = await source.release({
-        requestId: "r1",
-        lockId: lock.id,
-        expectedOwner: TOKEN,
-        expectedFingerprint: lock.ownerFingerprint!,
-        dryRun: false,
-        actor: "op",
-        reason: "stuck",
-      });
+      const run = await source.release(releaseCommandFor(lock, false));
       expect(run.result.outcome).toBe("released");
       expect(pushed.length).toBeGreaterThan(0);
       expect(pushed.flatMap((o) => o.events)).toEqual([]);
       expect(run.output.events.map((e) => [e.type, e.detail?.reason, e.detail?.by])).toEqual([
-        ["released", "force-released", "op"],
+        ["released", "force-released", "test"],
       ]);
       expect((await source.poll()).events).toEqual([]);
       expect(source.locks()).toEqual([]);
