@@ -1,25 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Lock } from "../../lib/contract/lock";
 import { LiveState } from "../../lib/server/live-state";
+import { testLock } from "../harness/lock-fixture";
 
-const lock = (id: string, ttlMs: number | null): Lock => ({
-  id,
-  backend: "redis",
-  source: "redis://127.0.0.1:1/0",
-  resource: id,
-  owner: "o",
-  library: "generic",
-  rule: "r",
-  ttlMs,
-  holder: null,
-  waiters: [],
-  since: new Date(0).toISOString(),
-  observedAt: new Date(0).toISOString(),
-  kind: "string",
-  valuePreview: null,
-  hazards: [],
-  agentId: "a1",
-});
+const lock = (id: string, ttlMs: number | null): Lock => testLock(id, { resource: id, ttlMs });
 
 describe("LiveState", () => {
   it("recomputes TTLs against its own clock since receipt", () => {

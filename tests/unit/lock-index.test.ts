@@ -2,30 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { Hazard, Lock } from "../../lib/contract/lock";
 import { indexLock, runQuery, type IndexedLock } from "../../lib/server/lock-index";
 import { parseLockQuery, type LockQuery } from "../../lib/server/lock-query";
+import { testLock } from "../harness/lock-fixture";
 
 const hz = (code: string, severity: Hazard["severity"] = "warning"): Hazard => ({ code, severity, message: code });
 
-function lock(id: string, over: Partial<Lock> = {}): Lock {
-  return {
-    id,
-    backend: "redis",
-    source: "redis://127.0.0.1:1/0",
-    resource: `lock:${id}`,
-    owner: `owner-${id}`,
-    library: "generic",
-    rule: "r",
-    ttlMs: 10_000,
-    holder: null,
-    waiters: [],
-    since: new Date(0).toISOString(),
-    observedAt: new Date(0).toISOString(),
-    kind: "string",
-    valuePreview: null,
-    hazards: [],
-    agentId: "a1",
-    ...over,
-  };
-}
+const lock = (id: string, over: Partial<Lock> = {}): Lock => testLock(id, { owner: `owner-${id}`, ...over });
 
 function q(qs: string): LockQuery {
   const r = parseLockQuery(new URLSearchParams(qs));

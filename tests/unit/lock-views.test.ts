@@ -4,28 +4,9 @@ import type { AgentUpdate, ViewUpdate } from "../../lib/contract/socket";
 import { LiveState } from "../../lib/server/live-state";
 import { parseLockQuery, type LockQuery } from "../../lib/server/lock-query";
 import { LockViews, MAX_VIEWS_PER_CLIENT } from "../../lib/server/lock-views";
+import { testLock } from "../harness/lock-fixture";
 
-function lock(id: string, over: Partial<Lock> = {}): Lock {
-  return {
-    id,
-    backend: "redis",
-    source: "redis://127.0.0.1:1/0",
-    resource: `lock:${id}`,
-    owner: "o",
-    library: "generic",
-    rule: "r",
-    ttlMs: 10_000,
-    holder: null,
-    waiters: [],
-    since: new Date(0).toISOString(),
-    observedAt: new Date(0).toISOString(),
-    kind: "string",
-    valuePreview: null,
-    hazards: [],
-    agentId: "a1",
-    ...over,
-  };
-}
+const lock = testLock;
 
 const update = (upserts: Lock[], removed: string[] = []): AgentUpdate => ({
   agentId: "a1",

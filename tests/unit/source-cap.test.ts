@@ -2,30 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { Lock, LockEvent, SourceStatus } from "../../lib/contract/lock";
 import { SourceCap } from "../../agent/core/source-cap";
 import { snapshotParts } from "../../agent/transport/dashboard-link";
+import { testLock } from "../harness/lock-fixture";
 
 const SRC = "redis://127.0.0.1:1/0";
 
-function lock(id: string, source = SRC, extra: Partial<Lock> = {}): Lock {
-  return {
-    id,
-    backend: "redis",
-    source,
-    resource: id,
-    owner: "o",
-    library: "generic",
-    rule: "r",
-    ttlMs: 1000,
-    holder: null,
-    waiters: [],
-    since: new Date(0).toISOString(),
-    observedAt: new Date(0).toISOString(),
-    kind: "string",
-    valuePreview: null,
-    hazards: [],
-    agentId: "a1",
-    ...extra,
-  };
-}
+const lock = (id: string, source = SRC, extra: Partial<Lock> = {}): Lock =>
+  testLock(id, { source, resource: id, ttlMs: 1000, ...extra });
 
 const ev = (lockId: string, type: LockEvent["type"] = "acquired", source = SRC): LockEvent => ({
   id: `e-${lockId}-${type}`,

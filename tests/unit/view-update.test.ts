@@ -2,25 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { Lock } from "../../lib/contract/lock";
 import type { ViewUpdate } from "../../lib/contract/socket";
 import { applyViewUpdate, type LiveLock } from "../../components/live/view-model";
+import { testLock } from "../harness/lock-fixture";
 
-const lock = (id: string, owner = "o"): Lock => ({
-  id,
-  backend: "redis",
-  source: "s",
-  resource: id,
-  owner,
-  library: "generic",
-  rule: "r",
-  ttlMs: 1000,
-  holder: null,
-  waiters: [],
-  since: new Date(0).toISOString(),
-  observedAt: new Date(0).toISOString(),
-  kind: "string",
-  valuePreview: null,
-  hazards: [],
-  agentId: "a1",
-});
+const lock = (id: string, owner = "o"): Lock => testLock(id, { source: "s", resource: id, owner, ttlMs: 1000 });
 
 const update = (u: Partial<ViewUpdate>): ViewUpdate => ({
   viewId: "v",
