@@ -8,6 +8,9 @@ export default defineConfig({
           name: "unit",
           include: ["tests/unit/**/*.test.ts"],
           environment: "node",
+          // No unit test measures time, and some are seeded random workloads of thousands of locks (about 1 s on
+          // a quiet machine): a loaded fresh-clone CI run took over the default 5 s for one. A hang still fails.
+          testTimeout: 30_000,
         },
       },
       {

@@ -8,6 +8,7 @@ import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import {
+  Prisma,
   PrismaClient,
   type Alert as AlertRow,
   type AuditEntry as AuditRow,
@@ -440,6 +441,17 @@ function sessionFromRow(r: SessionRow): Session {
  * 40 ms of CPU per 1,000 events (its query interpreter copies the 4 MB parameter and maps every returned row),
  * which at 20,000 events/s is most of the one core the dashboard's JavaScript has.
  */
+/**
+ * How a batch's counts add to an hourly rollup row that exists: the same in both engines, but for the name of the
+ * two-argument maximum (PostgreSQL GREATEST, SQLite's scalar MAX). A constant, never user input.
+ */
+function addToRollup(max: "GREATEST" | "MAX"): string {
+  const add = ["acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum"].map(
+    (c) => `"${c}" = "ResourceHour"."${c}" + excluded."${c}"`,
+  );
+  return `ON CONFLICT ("lockId", "hour") DO UPDATE SET ${add.join(", ")}, "holdMsMax" = ${max}("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+}
+
 const SAVE_EVENTS_POSTGRES = `WITH x AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::integer[], $12::timestamptz[], $13::text[], $14::timestamptz[], $15::integer[], $16::integer[], $17::integer[], $18::integer[], $19::integer[], $20::double precision[], $21::double precision[])
       AS x("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "detail", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
@@ -455,14 +467,7 @@ const SAVE_EVENTS_POSTGRES = `WITH x AS (
     WHERE x."hour" IS NOT NULL
     GROUP BY x."lockId", x."hour"
     ORDER BY x."lockId", x."hour"
-    ON CONFLICT ("lockId", "hour") DO UPDATE SET
-      "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
-      "releases" = "ResourceHour"."releases" + excluded."releases",
-      "expiries" = "ResourceHour"."expiries" + excluded."expiries",
-      "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
-      "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
-      "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
-      "holdMsMax" = GREATEST("ResourceHour"."holdMsMax", excluded."holdMsMax")
+    ${addToRollup("GREATEST")}
     RETURNING 1
   )
   SELECT "id" FROM ins`;
@@ -545,14 +550,7 @@ async function addRollups(tx: Tx, rows: ResourceHourRow[]): Promise<void> {
   await tx.$executeRaw`INSERT INTO "ResourceHour" ("lockId", "resource", "backend", "hour", "acquisitions", "releases", "expiries", "ownerChanges", "holdCount", "holdMsSum", "holdMsMax")
     SELECT value ->> 'lockId', value ->> 'resource', value ->> 'backend', value ->> 'hour', value ->> 'acquisitions', value ->> 'releases', value ->> 'expiries', value ->> 'ownerChanges', value ->> 'holdCount', value ->> 'holdMsSum', value ->> 'holdMsMax'
     FROM json_each(${json}) WHERE true
-    ON CONFLICT ("lockId", "hour") DO UPDATE SET
-      "acquisitions" = "ResourceHour"."acquisitions" + excluded."acquisitions",
-      "releases" = "ResourceHour"."releases" + excluded."releases",
-      "expiries" = "ResourceHour"."expiries" + excluded."expiries",
-      "ownerChanges" = "ResourceHour"."ownerChanges" + excluded."ownerChanges",
-      "holdCount" = "ResourceHour"."holdCount" + excluded."holdCount",
-      "holdMsSum" = "ResourceHour"."holdMsSum" + excluded."holdMsSum",
-      "holdMsMax" = MAX("ResourceHour"."holdMsMax", excluded."holdMsMax")`;
+    ${Prisma.raw(addToRollup("MAX"))}`;
 }
 
 /**

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { expect } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import { AgentLoop } from "../../agent/agent";
 import { parseRedisTarget } from "../../agent/config";
 import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
+import { waitFor } from "./ports";
 
 export interface InProcessAgent {
   sources: RedisSources;
@@ -70,4 +72,25 @@ export async function startInProcessAgent(
       sources.close();
     },
   };
+}
+
+/**
+ * Waits until both agents (the tracking one and the polling one, on the same server) have seen exactly `want` for
+ * the resource, then asserts that they agree: every change must give the same events in both modes.
+ */
+export async function bothSee(
+  track: InProcessAgent,
+  poll: InProcessAgent,
+  resource: string,
+  want: string[],
+  timeoutMs = 10_000,
+): Promise<void> {
+  for (const agent of [track, poll]) {
+    await waitFor(
+      `${want.join(",")} for ${resource} in ${agent === track ? "track" : "poll"} mode`,
+      () => JSON.stringify(agent.types(resource)) === JSON.stringify(want),
+      { timeoutMs },
+    );
+  }
+  expect(track.types(resource)).toEqual(poll.types(resource));
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
+import { bothSee as bothAgentsSee, startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
 import { waitFor } from "../harness/ports";
 import type { RedisServer } from "../harness/redis";
 import { startRedisCluster, type RedisClusterServers } from "../harness/redis-cluster";
@@ -23,16 +23,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-async function bothSee(resource: string, want: string[], timeoutMs = 15_000): Promise<void> {
-  for (const agent of [track, poll]) {
-    await waitFor(
-      `${want.join(",")} for ${resource} in ${agent === track ? "track" : "poll"} mode`,
-      () => JSON.stringify(agent.types(resource)) === JSON.stringify(want),
-      { timeoutMs },
-    );
-  }
-  expect(track.types(resource)).toEqual(poll.types(resource));
-}
+const bothSee = (resource: string, want: string[], timeoutMs = 15_000) =>
+  bothAgentsSee(track, poll, resource, want, timeoutMs);
 
 /** One lock key per master. */
 async function keysOnEveryMaster(tag: string): Promise<Map<string, RedisServer>> {

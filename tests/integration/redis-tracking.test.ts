@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
 import { startRedis, type RedisServer } from "../harness/redis";
-import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
+import { bothSee as bothAgentsSee, startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
 import { waitFor } from "../harness/ports";
 
 /** The textbook release an application runs (the agent's own compare-and-delete guards a fingerprint instead). */
@@ -33,16 +33,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function bothSee(resource: string, want: string[], timeoutMs = 10_000): Promise<void> {
-  for (const agent of [track, poll]) {
-    await waitFor(
-      `${want.join(",")} for ${resource} in ${agent === track ? "track" : "poll"} mode`,
-      () => JSON.stringify(agent.types(resource)) === JSON.stringify(want),
-      { timeoutMs },
-    );
-  }
-  expect(track.types(resource)).toEqual(poll.types(resource));
-}
+const bothSee = (resource: string, want: string[], timeoutMs = 10_000) =>
+  bothAgentsSee(track, poll, resource, want, timeoutMs);
 
 function detection(agent: InProcessAgent) {
   return agent.loop.statuses()[0]!;
