@@ -145,6 +145,9 @@ export function axisTicks(
   return ticks;
 }
 
+/** The shortest fitted axis: three seconds always hold at least two whole-second ticks. */
+export const MIN_AXIS_MS = 3000;
+
 export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions): HolderTimeline {
   const maxLanes = o.maxLanes ?? 20;
 
@@ -178,12 +181,13 @@ export function holderTimeline(holdings: readonly Holding[], o: TimelineOptions)
   const hidden = ranked.slice(maxLanes);
 
   // The axis spans the drawn holdings, not the whole window: 30 s of handovers in a 1 h window would be a sliver at
-  // its right edge. It starts a little before the first drawn holding (never before the window) and ends after now.
+  // its right edge. It starts a little before the first drawn holding (never before the window) and ends after now,
+  // and it spans MIN_AXIS_MS at the least, so even holdings within one second get two whole-second ticks to read.
   const firstDrawn = Math.min(...shown.map((l) => l.first));
   const start =
     o.fit === false || shown.length === 0
       ? o.start
-      : Math.max(o.start, firstDrawn - Math.max(1000, (o.now - firstDrawn) * 0.05));
+      : Math.max(o.start, Math.min(firstDrawn - Math.max(1000, (o.now - firstDrawn) * 0.05), o.now - MIN_AXIS_MS));
   const span = Math.max(1, o.now - start);
   const end = o.now + span * 0.03;
   const pct = (t: number) => ((t - start) / (end - start)) * 100;

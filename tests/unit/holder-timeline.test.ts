@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { axisTicks, holderTimeline, type Holding } from "../../components/history/holder-timeline-model";
+import { axisTicks, holderTimeline, MIN_AXIS_MS, type Holding } from "../../components/history/holder-timeline-model";
 import type { LockEvent } from "../../lib/contract/lock";
 import { resourceHistory } from "../../lib/server/history";
 
@@ -189,6 +189,24 @@ describe("holders timeline: events to lanes", () => {
     expect(m.ticks.every((t) => /^\d{2}:\d{2}:\d{2}$/.test(t.label))).toBe(true);
     // An empty window keeps the whole window on the axis.
     expect(timelineOf([], now, { fit: true })).toMatchObject({ fitted: false, start: now - HOUR });
+  });
+
+  it("holdings within a second still get an axis of two whole-second ticks or more", () => {
+    for (const offset of [0, 250, 500, 999]) {
+      const first = T + offset;
+      const now = first + 400;
+      const m = timelineOf(
+        [ev("acquired", "a", first), ev("released", "a", first + 100), ev("acquired", "b", first + 200)],
+        now,
+        {
+          fit: true,
+        },
+      );
+      expect(m.fitted).toBe(true);
+      expect(now - m.start).toBe(MIN_AXIS_MS);
+      expect(m.ticks.length).toBeGreaterThanOrEqual(2);
+      expect(m.ticks.every((t) => /^\d{2}:\d{2}:\d{2}$/.test(t.label))).toBe(true);
+    }
   });
 
   it("one holder's repeated holdings share its lane", () => {
