@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { AGENT_NODE_FLAGS } from "../agent/node-flags";
 import type { HealthResponse } from "../lib/contract/api";
 import type { RedisServer } from "../tests/harness/redis";
 import { freePort } from "../tests/harness/ports";
@@ -32,7 +33,7 @@ const COMMANDS: Record<Way, Record<"dashboard" | "agent", [string, string[]]>> =
   tsx: { dashboard: [tsx, ["lib/server/main.ts"]], agent: [tsx, ["agent/main.ts"]] },
   node: {
     dashboard: [process.execPath, ["dist/dashboard.mjs"]],
-    agent: [process.execPath, ["dist/agent.mjs"]],
+    agent: [process.execPath, [...AGENT_NODE_FLAGS, "dist/agent.mjs"]],
   },
 };
 

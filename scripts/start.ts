@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { AGENT_NODE_FLAGS } from "../agent/node-flags";
 
 // Both scripts/start.ts and dist/start.mjs sit one level below the checkout's root.
 const root = path.resolve(import.meta.dirname, "..");
@@ -29,7 +30,10 @@ const children: ChildProcess[] = [];
 let stopping = false;
 
 function run(name: "dashboard" | "agent", script: string): ChildProcess {
-  const [command, args] = compiled ? [process.execPath, [path.join(root, "dist", `${name}.mjs`)]] : [tsx, [script]];
+  const flags = name === "agent" ? AGENT_NODE_FLAGS : [];
+  const [command, args] = compiled
+    ? [process.execPath, [...flags, path.join(root, "dist", `${name}.mjs`)]]
+    : [tsx, [script]];
   const child = spawn(command, args, { cwd: root, env, stdio: "inherit" });
   child.on("exit", (code, signal) => {
     if (stopping) return;

@@ -16,6 +16,13 @@ function isPrintable(code: number): boolean {
  */
 export function escapeBytes(bytes: Uint8Array, maxChars = DEFAULT_MAX_CHARS, totalBytes = bytes.length): string {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf.length <= maxChars && plainAscii(buf)) {
+    // The common case (a printable ASCII name or token) in one flat string: the loop below builds the same text
+    // a character at a time, which V8 keeps as a chain of pieces (about 10 per name, kept with every lock).
+    const left = totalBytes - buf.length;
+    const text = buf.toString("latin1");
+    return left > 0 ? `${text}…(+${left} bytes)` : text;
+  }
   let out = "";
   let i = 0;
   let truncatedAt = -1;
@@ -45,6 +52,15 @@ export function escapeBytes(bytes: Uint8Array, maxChars = DEFAULT_MAX_CHARS, tot
   }
   const left = truncatedAt >= 0 ? totalBytes - truncatedAt : totalBytes - buf.length;
   return left > 0 ? `${out}…(+${left} bytes)` : out;
+}
+
+/** Every byte printable ASCII other than the backslash: escapeBytes shows such bytes as they are. */
+function plainAscii(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b < 0x20 || b > 0x7e || b === 0x5c) return false;
+  }
+  return true;
 }
 
 /** Length of a valid UTF-8 sequence starting at i, or 0 when the byte there does not start one. */

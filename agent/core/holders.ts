@@ -1,5 +1,6 @@
 import type { LockHolding } from "../../lib/contract/lock";
 import { DEFAULT_TOLERANCE_MS } from "./classify";
+import { copyWith } from "./copy-with";
 
 /** A holding as the tracker keeps it: `since` is always known once the holder was seen. */
 export type TrackedHolding = LockHolding & { since: string };
@@ -58,7 +59,7 @@ export function diffHolders(
     if (seen.has(h.owner)) continue;
     seen.add(h.owner);
     const old = before.get(h.owner);
-    const tracked: TrackedHolding = { ...h, since: old?.since ?? at };
+    const tracked: TrackedHolding = copyWith(h, { since: old?.since ?? at });
     holders.push(tracked);
     if (!old) acquired.push(tracked);
     else {

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
+import { copyWith } from "./copy-with";
 import { diffHolders, endOf, type TrackedHolding } from "./holders";
 import {
   DEFAULT_HISTORY_OPTIONS,
@@ -16,7 +18,7 @@ interface Tracked {
   lock: Lock;
   observedAtMs: number;
   history: HoldingHistory;
-  /** JSON of the fields that matter to a viewer, to send an upsert only when something really changed. */
+  /** Digest of the fields that matter to a viewer, to send an upsert only when something really changed. */
   fingerprint: string;
   /** Codes of the hazards that come from history (not from the observation), so time can take them off again. */
   historyCodes: ReadonlySet<string>;
@@ -35,6 +37,9 @@ export interface TrackerOptions {
   history?: HistoryHazardOptions;
 }
 
+/** The history hazard codes of most locks: one shared empty set instead of one per lock. */
+const NO_CODES: ReadonlySet<string> = new Set();
+
 /** How many released owners are remembered per source, to spot a token that comes back after its release. */
 const RECENT_RELEASES = 10_000;
 
@@ -43,10 +48,15 @@ function differentHolding(a: string | undefined, b: string | undefined): boolean
   return a !== undefined && b !== undefined && a !== b;
 }
 
+/**
+ * A digest of the fields that matter to a viewer (SHA-1 of their JSON): kept per lock, so a digest rather than the
+ * JSON itself (a few hundred bytes a lock, kept as the pieces JSON.stringify built it from).
+ */
 function fingerprint(lock: Lock): string {
   const { ttlMs: _t, observedAt: _o, holders, ...rest } = lock;
   // Permit leases count down like the lock's own TTL: only who holds (and since when) is a change.
-  return JSON.stringify(holders ? { ...rest, holders: holders.map((h) => [h.owner, h.since]) } : rest);
+  const json = JSON.stringify(holders ? { ...rest, holders: holders.map((h) => [h.owner, h.since]) } : rest);
+  return createHash("sha1").update(json).digest("base64");
 }
 
 /**
@@ -76,7 +86,7 @@ export class LockTracker {
   private readonly tolerance: number;
   private readonly historyOpts: HistoryHazardOptions;
   /** The history hazard codes withHistory added last; store() keeps them with the lock. */
-  private lastHistoryCodes: ReadonlySet<string> = new Set();
+  private lastHistoryCodes: ReadonlySet<string> = NO_CODES;
 
   constructor(private readonly opts: TrackerOptions) {
     this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
@@ -131,7 +141,7 @@ export class LockTracker {
         }
         const first = obs.holders ? diffHolders(null, observedAtMs, obs.holders, observedAtMs) : null;
         const lock = this.withHistory(
-          { ...obs, since: obs.observedAt, ...(first ? { holders: first.holders } : {}) },
+          copyWith(obs, { since: obs.observedAt }, first ? { holders: first.holders } : undefined),
           history,
           observedAtMs,
         );
@@ -181,11 +191,11 @@ export class LockTracker {
                 : Math.max(obs.ttlMs, prev.history.maxTtlMs),
           };
       const lock = this.withHistory(
-        {
-          ...obs,
-          since: ownerChanged ? obs.observedAt : prev.lock.since,
-          ...(permits ? { holders: permits.holders } : {}),
-        },
+        copyWith(
+          obs,
+          { since: ownerChanged ? obs.observedAt : prev.lock.since },
+          permits ? { holders: permits.holders } : undefined,
+        ),
         history,
         observedAtMs,
       );
@@ -259,8 +269,8 @@ export class LockTracker {
     const extra = historyHazards(history, lock.ttlMs, nowMs, this.historyOpts).filter(
       (h) => !lock.hazards.some((x) => x.code === h.code),
     );
-    this.lastHistoryCodes = new Set(extra.map((h) => h.code));
-    return extra.length > 0 ? { ...lock, hazards: [...lock.hazards, ...extra] } : lock;
+    this.lastHistoryCodes = extra.length > 0 ? new Set(extra.map((h) => h.code)) : NO_CODES;
+    return extra.length > 0 ? copyWith(lock, { hazards: [...lock.hazards, ...extra] }) : lock;
   }
 
   /**
@@ -278,8 +288,13 @@ export class LockTracker {
       );
       const codes = new Set(extra.map((h) => h.code));
       if (codes.size === t.historyCodes.size && [...codes].every((c) => t.historyCodes.has(c))) continue;
-      const lock = { ...t.lock, hazards: [...base, ...extra] };
-      this.tracked.set(lock.id, { ...t, lock, fingerprint: fingerprint(lock), historyCodes: codes });
+      const lock = copyWith(t.lock, { hazards: [...base, ...extra] });
+      this.tracked.set(lock.id, {
+        ...t,
+        lock,
+        fingerprint: fingerprint(lock),
+        historyCodes: codes.size > 0 ? codes : NO_CODES,
+      });
       out.upserts.push(lock);
     }
     return out;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { AGENT_NODE_FLAGS } from "../../agent/node-flags";
 import type { LocksResponse } from "../../lib/contract/api";
 import { hashPassword } from "../../lib/server/auth/passwords";
 import { freePort, waitFor } from "./ports";
@@ -26,9 +27,14 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-function launch(script: string, env: Record<string, string>, compiled = false): Proc {
+function launch(
+  script: string,
+  env: Record<string, string>,
+  compiled = false,
+  nodeFlags: readonly string[] = [],
+): Proc {
   // compiled: the esbuild bundle under plain node, as production runs it (dist/<name>.mjs, `npm run bundle`).
-  const child = spawn(compiled ? process.execPath : tsx, [script], {
+  const child = spawn(compiled ? process.execPath : tsx, compiled ? [...nodeFlags, script] : [script], {
     cwd: root,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -160,6 +166,7 @@ export function startAgent(dashboardUrl: string, env: Record<string, string>, op
       ...env,
     },
     opts.compiled,
+    AGENT_NODE_FLAGS,
   );
 }
 

@@ -62,8 +62,15 @@ describe("the cost of watching", () => {
     const r = await server();
     const c = r.client();
     for (let i = 0; i < 50; i++) await c.set(`swept:lock:${i}`, `token-${i}`, "PX", 600_000);
+    // Locks with companion keys (none of which exists): Redisson hashes (a fair-lock queue and deadline set each)
+    // and `SETNX … 1` (a permit semaphore's lease set): swept with PTTL, the bounded read and one EXISTS.
+    for (let i = 0; i < 20; i++) {
+      await c.hset(`swept:rlock:${i}`, `3f2504e0-4f89-41d3-9a0c-0305e82c33${String(i).padStart(2, "0")}:1`, "1");
+      await c.pexpire(`swept:rlock:${i}`, 600_000);
+      await c.setnx(`swept:legacy-lock:${i}`, "1");
+    }
     const a = await agent(r.url, { changeDetection: "track", sweepMs: 2000 });
-    await waitFor("50 locks seen", () => a.events.filter((e) => e.type === "acquired").length === 50);
+    await waitFor("90 locks seen", () => a.events.filter((e) => e.type === "acquired").length === 90);
     await waitFor("track live", () => a.loop.statuses()[0]!.changeDetection === "track");
     // The server stops announcing the reader's keys, while the agent still believes it is tracked: what only the
     // sweep can then see.
@@ -83,14 +90,18 @@ describe("the cost of watching", () => {
     await new Promise((resolve) => setTimeout(resolve, 2500));
     const calls = commandCalls(await c.info("commandstats"));
     const n = (cmd: string) => calls.get(cmd) ?? 0;
-    // Every lock was swept at least once (a GETRANGE each), the two changed ones also read fully (TYPE, STRLEN);
-    // a quiet lock costs PTTL + GETRANGE.
-    expect(n("getrange")).toBeGreaterThanOrEqual(50);
+    // Every lock was swept at least once (a GETRANGE or HSCAN each), the two changed ones also read fully (TYPE,
+    // STRLEN); a quiet lock costs PTTL + GETRANGE, one with companions PTTL + the bounded read + one EXISTS (the
+    // full read of those was 6 to 8 commands: TYPE, PTTL, length, read, and TYPE + PTTL of each companion).
+    expect(n("getrange")).toBeGreaterThanOrEqual(70);
+    expect(n("hscan")).toBeGreaterThanOrEqual(20);
+    expect(n("exists")).toBeGreaterThanOrEqual(40);
     expect(n("type")).toBeGreaterThanOrEqual(2);
     expect(n("type")).toBeLessThanOrEqual(6);
-    expect(n("strlen")).toBe(n("type"));
-    const perSweptLock = (n("pttl") + n("getrange") + n("type") + n("strlen")) / (n("getrange") - n("strlen"));
-    expect(perSweptLock).toBeLessThan(2.3);
+    expect(n("strlen") + n("hlen")).toBe(n("type"));
+    const reads = ["pttl", "getrange", "hscan", "exists", "type", "strlen", "hlen"].reduce((t, cmd) => t + n(cmd), 0);
+    const perSweptLock = reads / (n("getrange") + n("hscan") - n("strlen") - n("hlen"));
+    expect(perSweptLock).toBeLessThan(2.6);
   });
 
   it("does not re-send a 1 MB key name on every poll or sweep, in either mode", async () => {
@@ -131,7 +142,12 @@ describe("least privilege", () => {
   it("watches in track mode as a watch-only user, with every change seen", async () => {
     const { r, url } = await aclServer();
     const c = r.client();
-    const a = await agent(url("watcher"), { changeDetection: "track", lockPatterns: ["*lock*", "mutex:*"] });
+    await c.setnx("acl:legacy-lock", "1"); // swept with one EXISTS of its companion
+    const a = await agent(url("watcher"), {
+      changeDetection: "track",
+      lockPatterns: ["*lock*", "mutex:*"],
+      sweepMs: 1000,
+    });
     await waitFor("track live as watcher", () => a.loop.statuses()[0]!.changeDetection === "track");
     expect(a.log.join("\n")).not.toMatch(/refused|NOPERM/);
     await c.set("acl:lock:a", "owner-1", "PX", 60_000);
@@ -142,6 +158,11 @@ describe("least privilege", () => {
     // A new key under a BCAST prefix is announced too, before any SCAN finds it.
     await c.set("mutex:new", "owner-3", "PX", 60_000);
     await waitFor("mutex acquired", () => a.types("mutex:new").join() === "acquired");
+    // The sweep's EXISTS is allowed: called, and never rejected.
+    const existsStat = async () =>
+      /^cmdstat_exists:calls=(\d+),.*rejected_calls=(\d+)/m.exec(await c.info("commandstats"));
+    await waitFor("the sweep's EXISTS", async () => Number((await existsStat())?.[1] ?? 0) > 0);
+    expect((await existsStat())?.[2]).toBe("0");
     // The watch-only user cannot write: lockscope's reading never needed it.
     const w = r.client();
     await w.call("AUTH", "watcher", "watch-secret");

@@ -24,6 +24,13 @@ describe("escapeBytes", () => {
     expect(out).toBe(`${"a".repeat(10)}…(+990 bytes)`);
   });
 
+  it("shows printable ASCII exactly at the limit whole, one byte over it cut, and reads a view's own bytes", () => {
+    expect(escapeBytes(Buffer.from(" lock:~x "), 9)).toBe(" lock:~x ");
+    expect(escapeBytes(Buffer.from("lock:1234"), 8)).toBe("lock:123…(+1 bytes)");
+    expect(escapeBytes(Buffer.from("lock:1234"), 9, 20)).toBe("lock:1234…(+11 bytes)");
+    expect(escapeBytes(Buffer.from("xxlock:a\\yy").subarray(2, 8))).toBe("lock:a");
+  });
+
   it("counts the unread rest of a value read only as a prefix", () => {
     expect(escapeBytes(Buffer.from("abc"), 10, 1_000_000)).toBe("abc…(+999997 bytes)");
   });

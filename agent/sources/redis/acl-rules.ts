@@ -7,7 +7,7 @@
  * sends: ioredis's connection set-up (INFO ready check, CLIENT SETNAME, SELECT for a database other than 0), the
  * lock reads (TYPE, PTTL, STRLEN/GETRANGE, HLEN/HSCAN, ZCARD/ZRANGE, LLEN/LRANGE, SCARD/SSCAN), SCAN, PUBSUB NUMSUB
  * (Redisson waiters), CLIENT ID and CLIENT TRACKING with SUBSCRIBE (change detection), PING (keepalive), EXISTS
- * (replica checks), CONFIG GET (reading the notification setting; optional), CLUSTER NODES/INFO and READONLY
+ * (replica checks; the sweep's check of a lock's companion keys), CONFIG GET (reading the notification setting; optional), CLUSTER NODES/INFO and READONLY
  * (cluster topology, replica reads), TIME (Redlock clock skew).
  */
 export const WATCH_ONLY_ACL = [

@@ -173,6 +173,18 @@ export class IoredisLockPort implements RedisLockPort {
     return out;
   }
 
+  async countExisting(groups: Buffer[][]) {
+    if (groups.length === 0) return [];
+    const p = this.client.pipeline();
+    for (const g of groups) p.exists(...g);
+    const replies = ((await p.exec()) ?? []) as Reply[];
+    return groups.map((_, i) => {
+      const r = replies[i];
+      if (r?.[0] && UNAVAILABLE.test(r[0].message)) throw r[0];
+      return r && !r[0] ? Number(r[1]) : null;
+    });
+  }
+
   async numsub(channels: string[]) {
     return this.client.pubsub("NUMSUB", ...channels);
   }

@@ -43,6 +43,13 @@ export interface RedisLockPort {
    * without it has every swept key read with sample().
    */
   resample?(keys: Buffer[], types: readonly string[], previewBytes: number): Promise<Array<KeySample | null>>;
+  /**
+   * The safety sweep's check of locks with companion keys (a Redisson lock's queue and deadline set, a permit
+   * semaphore's lease set): one EXISTS of each group's keys, pipelined. Per group how many of its keys exist, or
+   * null when that EXISTS failed (a cluster's CROSSSLOT, an ACL without +exists): such a lock needs sample().
+   * Optional: a port without it has such locks read with sample().
+   */
+  countExisting?(groups: Buffer[][]): Promise<Array<number | null>>;
   /** PUBSUB NUMSUB: subscribers per channel (Redisson waiters wait on a channel, not in a key). */
   numsub(channels: string[]): Promise<unknown>;
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */

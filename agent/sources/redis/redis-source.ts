@@ -103,10 +103,16 @@ interface KnownKey {
   /** When its last renewal was seen (the renewal period, for the check above). */
   renewedAtMs?: number;
   /**
-   * Digest of the last full read when that read saw the whole value and the lock has no companion keys: the sweep
-   * then re-reads it with PTTL and the bounded read only (sweep-check.ts). Undefined: the sweep reads it fully.
+   * Digest of the last full read when that read saw the whole value and none of the lock's companion keys existed:
+   * the sweep then re-reads it with PTTL and the bounded read only (sweep-check.ts). Undefined: the sweep reads it
+   * fully.
    */
   digest?: string;
+  /**
+   * The lock has companion keys (companionKeysFor) and none of them existed at the last full read: the sweep's
+   * cheap re-read adds one EXISTS of them, which must count 0.
+   */
+  companions?: true;
   /** Redisson waiters: the lock's unlock channel and its subscriber count at the last full read. */
   channel?: string;
   subscribers?: number;
@@ -357,17 +363,21 @@ export class RedisSource {
 
   /**
    * The sweep's keys that may have changed: each key whose last full read saw its whole value is re-read with
-   * PTTL and the bounded read only (2 commands instead of 4, and no companion reads) and kept out of the full read
-   * when it shows exactly what was known; Redisson locks also when their waiters (PUBSUB NUMSUB, which no
-   * invalidation announces) are as many as before. Everything else is returned for the full read.
+   * PTTL and the bounded read only (2 commands instead of 4) and kept out of the full read when it shows exactly
+   * what was known; a lock with companion keys also when one EXISTS of them still counts none (instead of a TYPE
+   * and PTTL of each); Redisson locks also when their waiters (PUBSUB NUMSUB, which no invalidation announces) are
+   * as many as before. Everything else is returned for the full read.
    */
   private async sweepCheck(keys: KnownKey[]): Promise<KnownKey[]> {
     const port = this.port;
     if (!port.resample || keys.length === 0) return keys;
     const changed: KnownKey[] = [];
     const cheap: KnownKey[] = [];
-    for (const k of keys) (k.digest !== undefined && k.type !== "" ? cheap : changed).push(k);
-    const quiet: KnownKey[] = [];
+    for (const k of keys) {
+      const eligible = k.digest !== undefined && k.type !== "" && (!k.companions || port.countExisting);
+      (eligible ? cheap : changed).push(k);
+    }
+    const resampled: Array<{ k: KnownKey; s: KeySample }> = [];
     const preview = this.opts.valuePreviewBytes;
     for (let i = 0; i < cheap.length; i += SAMPLE_BATCH) {
       const batch = cheap.slice(i, i + SAMPLE_BATCH);
@@ -384,10 +394,11 @@ export class RedisSource {
       samples.forEach((s, j) => {
         const k = batch[j]!;
         const known = { digest: k.digest!, deadlineMs: k.deadlineMs };
-        if (unchangedSince(known, s, at, preview, PAGE)) quiet.push(k);
+        if (s && unchangedSince(known, s, at, preview, PAGE)) resampled.push({ k, s });
         else changed.push(k);
       });
     }
+    const quiet = await this.companionsStillAbsent(resampled, changed);
     const withChannel = quiet.filter((k) => k.channel !== undefined);
     const numsub = new Map<string, number>();
     const channels = [...new Set(withChannel.map((k) => k.channel!))];
@@ -401,6 +412,35 @@ export class RedisSource {
       else k.readAtMs = at;
     }
     return changed;
+  }
+
+  /**
+   * Of the locks the cheap re-read found unchanged, those with companion keys keep that verdict only if one EXISTS
+   * of their companions (named again from the re-read: the same content names the same keys) counts none; the rest
+   * go to `changed`. Returns the locks that stay quiet.
+   */
+  private async companionsStillAbsent(
+    resampled: ReadonlyArray<{ k: KnownKey; s: KeySample }>,
+    changed: KnownKey[],
+  ): Promise<KnownKey[]> {
+    const quiet: KnownKey[] = [];
+    const checks: Array<{ k: KnownKey; names: Buffer[] }> = [];
+    for (const { k, s } of resampled) {
+      if (!k.companions) {
+        quiet.push(k);
+        continue;
+      }
+      const names = companionKeysFor(k.key.toString("utf8"), s);
+      if (names.length === 0) changed.push(k);
+      else checks.push({ k, names: names.map((n) => Buffer.from(n, "utf8")) });
+    }
+    const port = this.port;
+    for (let i = 0; i < checks.length; i += SAMPLE_BATCH) {
+      const batch = checks.slice(i, i + SAMPLE_BATCH);
+      const counts = await this.metered("exists", batch.length, () => port.countExisting!(batch.map((c) => c.names)));
+      batch.forEach(({ k }, j) => (counts[j] === 0 ? quiet : changed).push(k));
+    }
+    return quiet;
   }
 
   /** When the earliest known lease ends (ms, by this source's clock), or null. */
@@ -669,6 +709,7 @@ export class RedisSource {
         entry.id = id;
         entry.readAtMs = at;
         entry.digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
+        entry.companions = undefined;
         if (!this.known.has(k)) this.known.set(k, entry);
         this.noteDeadline(entry, at, s.pttl);
         this.keysById.set(id, entry.key);
@@ -687,13 +728,11 @@ export class RedisSource {
       else locks.push(x);
     }
     const wanted = new Set<string>();
+    const withCompanions: Array<{ entry: KnownKey; names: string[] }> = [];
     for (const x of locks) {
       const companionKeys = companionKeysFor(x.text, x.s);
-      // What such a lock shows depends on other keys too: the sweep reads it fully.
-      if (companionKeys.length > 0) {
-        const entry = this.known.get(x.s.key.toString("latin1"));
-        if (entry) entry.digest = undefined;
-      }
+      const entry = companionKeys.length > 0 ? this.known.get(x.s.key.toString("latin1")) : undefined;
+      if (entry) withCompanions.push({ entry, names: companionKeys });
       for (const c of companionKeys) if (!related.has(c)) wanted.add(c);
     }
     const companions = [...wanted];
@@ -707,6 +746,17 @@ export class RedisSource {
         ),
       );
       samples.forEach((s, j) => related.set(batch[j]!, s));
+    }
+    // What such a lock shows depends on its companions too. While none of them exists, the sweep's cheap re-read
+    // covers them with one EXISTS; once one exists, its content matters (a queue's waiters, a lease's TTL), which
+    // EXISTS cannot vouch for: the sweep then reads the lock fully.
+    for (const { entry, names } of withCompanions) {
+      const absent = names.every((c) => {
+        const r = related.get(c);
+        return r !== undefined && r.moved === undefined && (r.pttl === -2 || r.type === "none");
+      });
+      if (absent && entry.digest !== undefined) entry.companions = true;
+      else entry.digest = undefined;
     }
 
     const serverSha1 = await this.serverFingerprints(locks.map((x) => x.s));

@@ -112,9 +112,10 @@ const PER_COMMAND_USEC = 1;
 
 /**
  * What lockscope sends that the budget charges, each counted in its natural unit: SCAN steps, keys read (TYPE,
- * PTTL and a bounded read of two commands each), PUBSUB NUMSUB calls, keys fingerprinted (one EVALSHA each).
+ * PTTL and a bounded read of two commands each), PUBSUB NUMSUB calls, keys fingerprinted (one EVALSHA each),
+ * EXISTS calls (the sweep's check of a lock's companion keys, a few keys each).
  */
-export type CommandKind = "scan" | "read" | "numsub" | "fingerprint";
+export type CommandKind = "scan" | "read" | "numsub" | "fingerprint" | "exists";
 
 /**
  * The server's own account of what lockscope's commands cost, from INFO commandstats: the average time per call of
@@ -174,6 +175,8 @@ export class CommandCosts {
         return this.perCall(this.usec.has("pubsub|numsub") ? "pubsub|numsub" : "pubsub", 1.2, units);
       case "fingerprint":
         return this.perCall("evalsha", 1, units);
+      case "exists":
+        return this.perCall("exists", 1, units);
     }
   }
 

@@ -1,0 +1,110 @@
+/**
+ * The paced SCAN's rate on a large keyspace (issue 11: "how long one paced pass takes at 10 M keys"), measured over
+ * a bounded window instead of a whole pass (17 to 25 minutes at 1% of a core): the real agent (node dist/agent.mjs,
+ * track mode, the default 1% server-time budget) against a server of SCAN_RATE_KEYS keys (default 10,000,000: DEBUG
+ * POPULATE filler plus the bench's 10,000 locks, bench/seed-keyspace.ts). After SCAN_RATE_WARMUP_S of warm-up,
+ * SCAN calls over SCAN_RATE_WINDOW_S (INFO commandstats) times the mean keys one SCAN COUNT 1000 step returns on
+ * this server (sampled by the bench before the agent starts) is the rate; the pass time it implies is the key count
+ * over that rate: computed, not observed.
+ *
+ *   flock /tmp/lockscope-heavy.lock npx tsx bench/scan-rate.ts
+ */
+import { parseRedisTarget } from "../agent/config";
+import { startRedis } from "../tests/harness/redis";
+import { startAgent, startDashboard, TOKENS } from "../tests/harness/stack";
+import { seedKeyspace } from "./seed-keyspace";
+import { ensureAgentBundle } from "./support/agent-bundle";
+import { currentLoad } from "./support/machine";
+import { parseCommandStats } from "./support/redis-stats";
+import { sleep } from "./support/stats";
+import { connectViewer } from "./support/ui-socket";
+
+const KEYS = Number(process.env.SCAN_RATE_KEYS ?? 10_000_000);
+const WARMUP_S = Number(process.env.SCAN_RATE_WARMUP_S ?? 30);
+const WINDOW_S = Number(process.env.SCAN_RATE_WINDOW_S ?? 180);
+const SAMPLE_STEPS = 200;
+
+const log = (line: string) => process.stdout.write(`[${new Date().toISOString()}] ${line}\n`);
+
+function infoNumber(info: string, field: string): number {
+  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+async function main(): Promise<void> {
+  log(`load ${currentLoad().toFixed(2)}; ${ensureAgentBundle()}`);
+  const redis = await startRedis();
+  const dashboard = await startDashboard();
+  const admin = redis.client();
+  try {
+    log(`redis-server on ${redis.port}: populating ${KEYS.toLocaleString("en")} keys`);
+    const seed = await seedKeyspace(admin, KEYS);
+    log(`populated in ${(seed.populateMs / 1000).toFixed(1)} s; dbsize ${await admin.dbsize()}`);
+    // What one step of the agent's SCAN returns here: the same COUNT from consecutive cursors.
+    let cursor = "0";
+    let returned = 0;
+    for (let i = 0; i < SAMPLE_STEPS; i++) {
+      const [next, keys] = await admin.scan(cursor, "COUNT", 1000);
+      returned += keys.length;
+      cursor = next;
+    }
+    const keysPerStep = returned / SAMPLE_STEPS;
+    log(`SCAN COUNT 1000 returns ${keysPerStep.toFixed(1)} keys a step (mean of ${SAMPLE_STEPS})`);
+
+    const viewer = await connectViewer(dashboard.url, TOKENS.viewer, log);
+    const agentId = "bench-scan-rate";
+    const sourceId = parseRedisTarget("REDIS_URLS", redis.url).id;
+    const agent = startAgent(
+      dashboard.url,
+      { REDIS_URLS: redis.url, AGENT_ID: agentId, POLL_INTERVAL_MS: "1000" },
+      {
+        compiled: true,
+      },
+    );
+    try {
+      await sleep(WARMUP_S * 1000);
+      const s0 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
+      const cpu = async () => {
+        const info = await admin.info("cpu");
+        return infoNumber(info, "used_cpu_user") + infoNumber(info, "used_cpu_sys");
+      };
+      const c0 = await cpu();
+      const t0 = performance.now();
+      const load0 = currentLoad();
+      log(`measuring ${WINDOW_S} s (load ${load0.toFixed(2)})`);
+      await sleep(WINDOW_S * 1000);
+      const wall = (performance.now() - t0) / 1000;
+      const c1 = await cpu();
+      const s1 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
+      const calls = s1.calls - s0.calls;
+      const keysPerSec = (calls / wall) * keysPerStep;
+      const result = {
+        keys: KEYS,
+        locks: seed.locks,
+        windowS: Number(wall.toFixed(1)),
+        scanCallsPerSec: Number((calls / wall).toFixed(2)),
+        scanUsecPerCall: calls > 0 ? Number(((s1.usec - s0.usec) / calls).toFixed(1)) : null,
+        keysPerStep: Number(keysPerStep.toFixed(1)),
+        keysPerSec: Math.round(keysPerSec),
+        impliedPassS: keysPerSec > 0 ? Math.round(KEYS / keysPerSec) : null,
+        redisCpuPct: Number((((c1 - c0) / wall) * 100).toFixed(2)),
+        locksAtViewer: viewer.source(agentId, sourceId)?.locks ?? 0,
+        load: { start: load0, end: currentLoad() },
+      };
+      log(`result ${JSON.stringify(result)}`);
+    } finally {
+      await agent.stop();
+      viewer.close();
+    }
+  } finally {
+    admin.disconnect();
+    await dashboard.stop();
+    dashboard.cleanup();
+    await redis.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,186 @@
+import { describe, expect, it } from "vitest";
+import type { KeySample, RedisLockPort } from "../../agent/sources/redis/redis-port";
+import { RedisSource } from "../../agent/sources/redis/redis-source";
+
+let clock = Date.parse("2026-01-01T00:00:00Z");
+
+type Value =
+  | { type: "string"; v: string }
+  | { type: "hash"; v: Array<[string, string]> }
+  | { type: "list"; v: string[] }
+  | { type: "zset"; v: Array<[string, number]> };
+
+/**
+ * A fake of the narrow port with strings, hashes, lists and sorted sets on the test clock. It logs what each call
+ * named: `sample` (the full read), `resample` (the sweep's cheap re-read) and `exists` (one group per call).
+ */
+class FakeRedis implements RedisLockPort {
+  keys = new Map<string, Value & { expiresAt: number | null }>();
+  sampled: string[] = [];
+  resampled: string[] = [];
+  existsGroups: string[][] = [];
+  existsFails = false;
+
+  private live(key: string) {
+    const k = this.keys.get(key);
+    return k && (k.expiresAt === null || k.expiresAt > clock) ? k : undefined;
+  }
+
+  private read(key: Buffer): KeySample {
+    const k = this.live(key.toString());
+    if (!k) return { key, type: "none", pttl: -2 };
+    const pttl = k.expiresAt === null ? -1 : k.expiresAt - clock;
+    const b = (x: string) => Buffer.from(x);
+    if (k.type === "string") return { key, type: "string", pttl, string: { prefix: b(k.v), length: k.v.length } };
+    if (k.type === "hash")
+      return { key, type: "hash", pttl, hash: { length: k.v.length, fields: k.v.map(([f, v]) => [b(f), b(v)]) } };
+    if (k.type === "list") return { key, type: "list", pttl, list: { length: k.v.length, items: k.v.map(b) } };
+    return { key, type: "zset", pttl, zset: { length: k.v.length, members: k.v.map(([m, s]) => [b(m), s]) } };
+  }
+
+  async scan(cursor: string, count: number) {
+    const all = [...this.keys.keys()].sort();
+    const start = Number(cursor);
+    const next = start + count >= all.length ? "0" : String(start + count);
+    return { cursor: next, keys: all.slice(start, start + count).map((k) => Buffer.from(k)) };
+  }
+
+  async sample(keys: Buffer[]): Promise<KeySample[]> {
+    return keys.map((key) => {
+      this.sampled.push(key.toString());
+      return this.read(key);
+    });
+  }
+
+  async resample(keys: Buffer[], types: readonly string[]): Promise<Array<KeySample | null>> {
+    return keys.map((key, i) => {
+      this.resampled.push(key.toString());
+      const s = this.read(key);
+      // The bounded read of another type fails with WRONGTYPE; PTTL -2 for a gone key.
+      if (s.type === "none") return { key, type: types[i]!, pttl: -2 };
+      return s.type === types[i] ? s : null;
+    });
+  }
+
+  /** Optional in the port: a test sets it to undefined for a port without it. */
+  countExisting?: (groups: Buffer[][]) => Promise<Array<number | null>> = async (groups) =>
+    groups.map((g) => {
+      this.existsGroups.push(g.map(String));
+      return this.existsFails ? null : g.filter((k) => this.live(k.toString()) !== undefined).length;
+    });
+
+  async numsub(channels: string[]) {
+    return channels.flatMap((c) => [c, 0]);
+  }
+
+  async runId() {
+    return "run-1";
+  }
+}
+
+const SWEEP_MS = 10_000;
+const HOLDER = "3f2504e0-4f89-41d3-9a0c-0305e82c3301:42";
+const WAITER = "6ba7b810-9dad-41d1-80b4-00c04fd430c8:7";
+const REDISSON = "orderLock:1";
+const QUEUE = `redisson_lock_queue:{${REDISSON}}`;
+const TIMEOUT = `redisson_lock_timeout:{${REDISSON}}`;
+const LEGACY = "legacy:1";
+const PERMITS = `{${LEGACY}}:timeout`;
+const PLAIN = "orderLock:plain";
+
+function seed(fake: FakeRedis): void {
+  fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "1"]], expiresAt: clock + 600_000 });
+  fake.keys.set(LEGACY, { type: "string", v: "1", expiresAt: null });
+  fake.keys.set(PLAIN, { type: "string", v: "token-1", expiresAt: clock + 600_000 });
+}
+
+let ids = 0;
+/** A track-mode source that has read every lock once and started its sweep clock. */
+async function swept(fake: FakeRedis): Promise<RedisSource> {
+  const s = new RedisSource(fake, {
+    sourceId: "redis://127.0.0.1:1/0",
+    agentId: "a1",
+    // Not the companions' names: only the sweep can see them appear (SCAN would name their owner otherwise).
+    lockPatterns: ["orderLock:*", "legacy:*"],
+    scanCount: 100,
+    visitBudgetPerPoll: 0,
+    valuePreviewBytes: 64,
+    newId: () => `ev-${++ids}-xxxxxx`,
+    now: () => clock,
+    sweepMs: SWEEP_MS,
+  });
+  s.setChangeDetection("track");
+  expect((await s.poll()).events.map((e) => e.resource).sort()).toEqual([LEGACY, REDISSON, PLAIN].sort());
+  // The full read read the companions too (none exists).
+  expect(fake.sampled).toEqual(expect.arrayContaining([QUEUE, TIMEOUT, PERMITS]));
+  await s.poll(); // starts the sweep's clock
+  fake.sampled = [];
+  fake.resampled = [];
+  fake.existsGroups = [];
+  return s;
+}
+
+/** One sweep period later: every lock is due once. */
+async function sweepOnce(s: RedisSource) {
+  clock += SWEEP_MS;
+  return s.poll();
+}
+
+describe("the sweep of locks with companion keys", () => {
+  it("re-reads a quiet Redisson lock and a `SETNX … 1` lock cheaply, with one EXISTS of their companions each", async () => {
+    const fake = new FakeRedis();
+    seed(fake);
+    const s = await swept(fake);
+    const out = await sweepOnce(s);
+    expect(out.events).toEqual([]);
+    expect(fake.sampled).toEqual([]); // no full read: no TYPE, length, nor TYPE + PTTL of each companion
+    expect(fake.resampled.sort()).toEqual([LEGACY, REDISSON, PLAIN].sort());
+    expect(fake.existsGroups).toHaveLength(2);
+    expect(fake.existsGroups).toEqual(expect.arrayContaining([[PERMITS], [QUEUE, TIMEOUT]]));
+  });
+
+  it("a companion that appeared unannounced sends its lock to the full read, which shows it", async () => {
+    const fake = new FakeRedis();
+    seed(fake);
+    const s = await swept(fake);
+    fake.keys.set(QUEUE, { type: "list", v: [WAITER], expiresAt: null });
+    fake.keys.set(TIMEOUT, { type: "zset", v: [[WAITER, clock + 60_000]], expiresAt: null });
+    fake.keys.set(PERMITS, { type: "zset", v: [["p".repeat(16), clock + 60_000]], expiresAt: null });
+    const out = await sweepOnce(s);
+    expect(fake.sampled).toEqual(expect.arrayContaining([REDISSON, LEGACY, QUEUE, TIMEOUT, PERMITS]));
+    expect(fake.sampled).not.toContain(PLAIN);
+    const upsert = (r: string) => out.upserts.find((u) => u.resource === r);
+    expect(upsert(REDISSON)?.waiters).toHaveLength(1);
+    expect(upsert(LEGACY)?.rule).toBe("redisson-permit-expirable-semaphore");
+
+    // Now that companions exist, EXISTS cannot vouch for their content (another waiter, the same count): full reads.
+    fake.sampled = [];
+    fake.existsGroups = [];
+    await sweepOnce(s);
+    expect(fake.sampled).toEqual(expect.arrayContaining([REDISSON, LEGACY, QUEUE, TIMEOUT, PERMITS]));
+    expect(fake.existsGroups).toEqual([]);
+  });
+
+  it("a lock whose own value changed is read fully, companions and all, whatever EXISTS would say", async () => {
+    const fake = new FakeRedis();
+    seed(fake);
+    const s = await swept(fake);
+    fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "2"]], expiresAt: clock + 600_000 });
+    await sweepOnce(s);
+    expect(fake.sampled).toEqual(expect.arrayContaining([REDISSON, QUEUE, TIMEOUT]));
+    expect(fake.existsGroups).toEqual([[PERMITS]]);
+  });
+
+  it("when EXISTS fails, or the port has none, such locks are read fully", async () => {
+    for (const fake of [
+      Object.assign(new FakeRedis(), { existsFails: true }),
+      Object.assign(new FakeRedis(), { countExisting: undefined }),
+    ]) {
+      seed(fake);
+      const s = await swept(fake);
+      await sweepOnce(s);
+      expect(fake.sampled).toEqual(expect.arrayContaining([REDISSON, LEGACY, QUEUE, TIMEOUT, PERMITS]));
+      expect(fake.sampled).not.toContain(PLAIN);
+    }
+  });
+});
