@@ -56,13 +56,14 @@ export class PostgresSource extends DbLockSource {
     const known = started - this.lastFullReadMs < FULL_READ_EVERY_MS ? this.known : null;
     let snap;
     try {
-      // Query text is read even with SHOW_QUERIES=off, only to tell a pg_advisory_xact_lock holder; it is sent to the
-      // dashboard only with SHOW_QUERIES=on.
+      // With SHOW_QUERIES=off the server still sends the query text of a session inside a transaction, only to tell a
+      // pg_advisory_xact_lock holder; it is sent to the dashboard only with SHOW_QUERIES=on.
       const raw = await this.port.snapshot(
         settings.maxLocks,
         Math.max(200, settings.queryChars),
         known?.signature ?? null,
         knownSessionHashes(known),
+        settings.showQueries,
       );
       snap = parsePgSnapshot(raw, known);
     } catch (err) {
