@@ -12,7 +12,7 @@
  *
  *   BENCH_POSTGRES_URL (the shared server; default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
  *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30), BENCH_DB_SERVERS (private,shared),
- *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, is timed beside the current one)
+ *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5, is timed beside the current one)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -214,6 +214,7 @@ async function benchOn(serverUrl: string, where: string) {
         settings.queryChars,
         null,
         null,
+        settings.showQueries,
       ])
     ).rows[0]!.snapshot;
     const { signature } = first;
@@ -222,23 +223,41 @@ async function benchOn(serverUrl: string, where: string) {
     // sessions known (a poll after a lock change while the sessions did nothing); and both left out (a poll of an
     // unchanged lock table with quiet sessions).
     const p = [settings.maxLocks, settings.queryChars];
+    const q = settings.showQueries;
     const cases: Record<string, StatementCase> = {
-      full: { sql: PG_POLL_SQL, params: [...p, null, null] },
-      rowsChanged: { sql: PG_POLL_SQL, params: [...p, null, sessionHashes] },
-      unchanged: { sql: PG_POLL_SQL, params: [...p, signature, sessionHashes] },
+      full: { sql: PG_POLL_SQL, params: [...p, null, null, q] },
+      rowsChanged: { sql: PG_POLL_SQL, params: [...p, null, sessionHashes, q] },
+      unchanged: { sql: PG_POLL_SQL, params: [...p, signature, sessionHashes, q] },
     };
-    // The statement before, side by side in the same rounds (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL that
-    // takes $1-$3, e.g. `git show <commit>:agent/sources/postgres/pg-poll-sql.ts` saved to a file).
+    // The statement before, side by side in the same rounds (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g.
+    // `git show <commit>:agent/sources/postgres/pg-poll-sql.ts` saved to a file). It takes $1-$3, or $1-$4 with the
+    // session hashes (then its three cases are timed), or $1-$5 as the current one.
+    let baseline = null;
     if (BASELINE) {
       const before = ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL;
-      const sig = (await admin.query<{ snapshot: { signature: string } }>(before, [...p, null])).rows[0]!.snapshot
-        .signature;
-      cases.baselineFull = { sql: before, params: [...p, null] };
-      cases.baselineUnchanged = { sql: before, params: [...p, sig] };
+      const arity = before.includes("$5") ? 5 : before.includes("$4") ? 4 : 3;
+      const args = (sig: string | null, hashes: number[] | null) => [...p, sig, hashes, q].slice(0, arity);
+      const b0 = (
+        await admin.query<{ snapshot: { signature: string; sessions: Array<{ h?: number }> } }>(
+          before,
+          args(null, null),
+        )
+      ).rows[0]!.snapshot;
+      const bh = b0.sessions.map((x) => x.h!);
+      cases.baselineFull = { sql: before, params: args(null, null) };
+      if (arity > 3) cases.baselineRowsChanged = { sql: before, params: args(null, bh) };
+      cases.baselineUnchanged = { sql: before, params: args(b0.signature, bh) };
     }
     const timed = await timeCases(admin, backend, cases);
     const [full, rowsChanged, unchanged] = [timed.full!, timed.rowsChanged!, timed.unchanged!];
-    const baseline = BASELINE ? { from: BASELINE, full: timed.baselineFull, unchanged: timed.baselineUnchanged } : null;
+    if (BASELINE) {
+      baseline = {
+        from: BASELINE,
+        full: timed.baselineFull,
+        rowsChanged: timed.baselineRowsChanged ?? null,
+        unchanged: timed.baselineUnchanged,
+      };
+    }
 
     // The whole poll as the agent runs it: round trip, JSON parse, model and tracker.
     port = new NodePgPort({ url: serverUrl, statementTimeoutMs: 2000, connectTimeoutMs: 2000 });
@@ -258,12 +277,12 @@ async function benchOn(serverUrl: string, where: string) {
     }
     polls.sort((a, b) => a - b);
     const locksSeen = source.locks().filter((l) => l.resource.startsWith(`${name}:`)).length;
-    const bytes = JSON.stringify(await port.snapshot(settings.maxLocks, settings.queryChars, null)).length;
+    const bytes = JSON.stringify(await port.snapshot(settings.maxLocks, settings.queryChars, null, null, q)).length;
     const rowsChangedBytes = JSON.stringify(
-      await port.snapshot(settings.maxLocks, settings.queryChars, null, sessionHashes),
+      await port.snapshot(settings.maxLocks, settings.queryChars, null, sessionHashes, q),
     ).length;
     const unchangedBytes = JSON.stringify(
-      await port.snapshot(settings.maxLocks, settings.queryChars, signature, sessionHashes),
+      await port.snapshot(settings.maxLocks, settings.queryChars, signature, sessionHashes, q),
     ).length;
     return {
       where,

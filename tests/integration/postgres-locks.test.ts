@@ -188,10 +188,13 @@ describe("PostgreSQL advisory locks from real sessions", () => {
 
   it("the sessions: a known, unchanged session row is left out, and a holder's next statement sends its row again", async () => {
     const { db, port, events } = await setup();
-    const raws: Array<{ sessions: Array<{ pid: number }>; sessionKeys: { pid: number[] } }> = [];
+    const raws: Array<{
+      sessions: Array<{ pid: number; h: number; query: string | null }>;
+      sessionsGone: number[] | null;
+    }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, knownSessions) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions);
+      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries);
         raws.push(raw as (typeof raws)[number]);
         return raw;
       },
@@ -216,7 +219,10 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     expect(raws[0]!.sessions.map((s) => s.pid)).toEqual(expect.arrayContaining([pa, pb]));
     await pollInto(source, events);
     expect([sent(pa), sent(pb)]).toEqual([false, false]);
-    expect(raws.at(-1)!.sessionKeys.pid).toEqual(expect.arrayContaining([pa, pb]));
+    expect(raws.at(-1)!.sessionsGone).toEqual([]);
+    const first = (pid: number) => raws[0]!.sessions.find((s) => s.pid === pid)!;
+    // Idle, outside a transaction, SHOW_QUERIES off: the query text is not sent (nothing needs it).
+    expect([first(pa).query, first(pb).query]).toEqual([null, null]);
     const before = mine(source.locks(), db, "3001")!.database!.holders[0]!.session;
     expect(mine(source.locks(), db, "3002")!.database!.holders[0]!.session).toMatchObject({
       pid: pb,
@@ -226,6 +232,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     await a.query("SELECT 1");
     const locks = await pollInto(source, events);
     expect([sent(pa), sent(pb)]).toEqual([true, false]);
+    // pa's old row is gone (a new statement): the server says so, and its new row came.
+    expect(raws.at(-1)!.sessionsGone).toEqual([first(pa).h]);
     const after = mine(locks, db, "3001")!.database!.holders[0]!.session;
     expect(after).toMatchObject({ pid: pa, application: "rows-a", state: "idle" });
     expect(Date.parse(after.queryStart!)).toBeGreaterThan(Date.parse(before.queryStart!));

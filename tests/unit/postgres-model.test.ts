@@ -191,6 +191,46 @@ describe("buildPgModel", () => {
     expect(shown.locks.find((l) => l.resource === "app:1001")!.holder!.query).toBe("UPDATE t…(+10 bytes)");
   });
 
+  it("with the same rows, reuses each lock whose sessions and blocking are the same, and redoes its hazards from the time", () => {
+    const snap = parsePgSnapshot(SAMPLE);
+    const first = buildPgModel(snap, ctx());
+    const k1002 = (m: typeof first) => m.locks.find((l) => l.resource === "app:1002")!;
+    const k1001 = (m: typeof first) => m.locks.find((l) => l.resource === "app:1001")!;
+    // 25 s later by the server's clock, the rows unchanged (the very rows, as parsePgSnapshot hands them back): C has
+    // now waited 35 s, past the 30 s threshold, so 1002's hazards change though nothing was rebuilt.
+    const later = { ...snap, now: "2026-12-01T10:00:25.000000+00:00", reused: true };
+    const again = buildPgModel(
+      later,
+      ctx({ firstSeen: first.firstSeen, memo: first.memo, observedAtMs: Date.parse("2026-12-01T10:00:25.050Z") }),
+    );
+    expect(k1002(again).database).toBe(k1002(first).database);
+    expect(k1001(again).database).toBe(k1001(first).database);
+    expect(k1002(first).hazards.map((h) => h.code)).not.toContain("db-long-wait");
+    expect(k1002(again).hazards.find((h) => h.code === "db-long-wait")?.message).toMatch(/pid 300 .*waited 35 s/);
+    expect(k1002(again).observedAt).toBe("2026-12-01T10:00:25.050Z");
+    expect([...again.firstSeen.entries()]).toEqual([...first.firstSeen.entries()]);
+    expect(again.heldByPid).toEqual(first.heldByPid);
+    // B (pid 200) ran a statement: its row is a new one, so the locks it holds or awaits are built again (1001's
+    // waiter, 1002's holder); a new blocker of C rebuilds 1002 too. The rest stays as built.
+    const b2 = session(200, { state: "idle in transaction", xactStart: "2026-12-01T09:59:00+00:00" });
+    const changed = buildPgModel(
+      { ...later, sessions: [snap.sessions[0]!, b2, snap.sessions[2]!] },
+      ctx({ firstSeen: first.firstSeen, memo: again.memo }),
+    );
+    expect(k1002(changed).database).not.toBe(k1002(first).database);
+    expect(k1002(changed).database!.holders[0]!.session.state).toBe("idle in transaction");
+    expect(k1001(changed).database!.waiters[0]!.session.state).toBe("idle in transaction");
+    const reblocked = buildPgModel(
+      { ...later, blocking: [SAMPLE.blocking[0]!, { pid: 300, by: [200, 100] }] },
+      ctx({ firstSeen: first.firstSeen, memo: again.memo }),
+    );
+    expect(k1001(reblocked).database).toBe(k1001(first).database);
+    expect(k1002(reblocked).database!.waiters[0]!.blockedBy).toEqual([200, 100]);
+    // Other rows (a new array, even with equal content) are never matched against the memo.
+    const fresh = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: first.firstSeen, memo: first.memo }));
+    expect(k1001(fresh).database).not.toBe(k1001(first).database);
+  });
+
   it("keeps the first sighting across polls and forgets holdings that are gone", () => {
     const next = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: model.firstSeen }));
     expect([...next.firstSeen.entries()]).toEqual([...model.firstSeen.entries()]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LockTracker, type ObservedLock } from "../../agent/core/tracker";
+import { LockTracker, STABLE_PART, type ObservedLock } from "../../agent/core/tracker";
 
 let n = 0;
 const tracker = () => new LockTracker({ agentId: "a1", newId: () => `id-${++n}-xxxxxxxx` });
@@ -35,6 +35,25 @@ describe("LockTracker", () => {
     expect(out.events.map((e) => e.type)).toEqual(["acquired"]);
     expect(out.upserts).toHaveLength(1);
     expect(out.upserts[0]!.since).toBe(new Date(T).toISOString());
+  });
+
+  it("a lock marked with its stable part is upserted when its hazards change, and not while both stay the same", () => {
+    const t = tracker();
+    const { lock } = obs("tok", null, T);
+    const { hazards: _h, observedAt: _o, ttlMs: _t, ...stable } = lock;
+    const marked = (atMs: number, hazards: ObservedLock["hazards"], part: object = stable) => ({
+      lock: { ...lock, observedAt: new Date(atMs).toISOString(), hazards, [STABLE_PART]: part } as ObservedLock,
+      observedAtMs: atMs,
+    });
+    const slow = [{ code: "held-too-long", severity: "warning" as const, message: "Held at least 10 min." }];
+    expect(t.apply([marked(T, [])], []).upserts).toHaveLength(1);
+    expect(t.apply([marked(T + 1000, [])], []).upserts).toEqual([]);
+    const up = t.apply([marked(T + 2000, slow)], []).upserts;
+    expect(up.map((l) => l.hazards)).toEqual([slow]);
+    expect(t.apply([marked(T + 3000, [...slow])], []).upserts).toEqual([]);
+    // A new stable part with other content (a source rebuilt the lock) is a change too.
+    const other = marked(T + 4000, slow, { ...stable, resource: "lock:y" });
+    expect(t.apply([{ ...other, lock: { ...other.lock, resource: "lock:y" } }], []).upserts).toHaveLength(1);
   });
 
   it("sends nothing while a lock just counts down", () => {

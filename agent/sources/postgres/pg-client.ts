@@ -35,12 +35,14 @@ export class NodePgPort implements PgPort {
     queryChars: number,
     knownSignature: string | null,
     knownSessions: number[] | null = null,
+    showQueries = false,
   ): Promise<unknown> {
     const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [
       maxLocks,
       queryChars,
       knownSignature,
       knownSessions,
+      showQueries,
     ]);
     return r.rows[0]?.snapshot;
   }

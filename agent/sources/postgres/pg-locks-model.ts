@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { DbHolding, DbSession, DbWaiting, Hazard, Lock, LockHolder, Waiter } from "../../../lib/contract/lock";
 import { escapeText } from "../../core/escape";
 import { lockId } from "../../core/lock-id";
-import type { ObservedLock } from "../../core/tracker";
+import { STABLE_PART, type ObservedLock } from "../../core/tracker";
 import { duration, type DbHazardThresholds } from "../db-lock-settings";
 import { decodeAdvisoryKey, type PgLockRow, type PgSessionRow, type PgSnapshot } from "./pg-snapshot";
 
@@ -24,6 +24,8 @@ export interface PgModelContext {
   observedAtMs: number;
   /** Lock ids computed by earlier polls, by key (hashing 5,000 keys every second is measurable). */
   ids?: ReadonlyMap<string, string>;
+  /** The previous poll's PgModel.memo: with the same rows, locks whose sessions and blocking are the same are reused. */
+  memo?: PgModelMemo | null;
 }
 
 export interface PgModel {
@@ -35,6 +37,8 @@ export interface PgModel {
   sessions: Map<number, PgSessionRow>;
   /** The lock ids of the keys present now, for the next poll's ctx.ids. */
   ids: Map<string, string>;
+  /** For the next poll's ctx.memo. */
+  memo: PgModelMemo;
 }
 
 /** A holder as its lock's owner: pid and backend start, exactly, so a reused pid is a different owner. */
@@ -166,21 +170,79 @@ interface KeyGroup {
   rows: PgLockRow[];
 }
 
-export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
-  const now = ms(snap.now) ?? ctx.observedAtMs;
-  const sessions = new Map(snap.sessions.map((s) => [s.pid, s]));
-  const blockedBy = new Map(snap.blocking.map((b) => [b.pid, b.by ?? []]));
+/** One holding of a lock as built: what its hazards need besides the time. */
+interface BuiltHolding {
+  sess: DbSession;
+  s: PgSessionRow | undefined;
+  level: DbHolding["level"];
+  hk: string;
+  seen: number;
+}
+
+/** One lock as built from its rows, without what time changes (hazards, observedAt): a later poll may reuse it. */
+interface BuiltLock {
+  /** The session row of each row's pid, in row order: the lock is reused only while every one is the same object. */
+  deps: Array<PgSessionRow | undefined>;
+  /** The blocking of its waiters (blockedBy and chain), as text: reused only while it is the same. */
+  blocking: string;
+  resource: string;
+  holdings: BuiltHolding[];
+  waiters: DbWaiting[];
+  base: Omit<ObservedLock, "hazards" | "observedAt">;
+  hazards: Hazard[];
+}
+
+/**
+ * What one poll's model leaves for the next: the lock rows it was built from and each lock as built. When the next
+ * snapshot's rows are these very rows (the server said they are unchanged), a lock whose sessions and blocking are
+ * also the same is not built again: only its hazards are, from the server's new time.
+ */
+export interface PgModelMemo {
+  rows: readonly PgLockRow[];
+  groups: KeyGroup[];
+  built: BuiltLock[];
+}
+
+function groupRows(rows: readonly PgLockRow[]): KeyGroup[] {
   const groups = new Map<string, KeyGroup>();
-  for (const row of snap.locks) {
+  for (const row of rows) {
     const key = decodeAdvisoryKey(row.classid, row.objid, row.objsubid);
     const gk = `${row.db ?? ""}\u0000${row.objsubid}\u0000${key.text}`;
     let g = groups.get(gk);
     if (!g) groups.set(gk, (g = { db: row.db, key, rows: [] }));
     g.rows.push(row);
   }
+  return [...groups.values()];
+}
+
+function blockingText(g: KeyGroup, blockedBy: ReadonlyMap<number, readonly number[]>): string {
+  let out = "";
+  for (const r of g.rows) {
+    if (!r.granted)
+      out += `${r.pid}:${(blockedBy.get(r.pid) ?? []).join(",")}:${blockingChain(r.pid, blockedBy).join(",")};`;
+  }
+  return out;
+}
+
+function sameDeps(b: BuiltLock, g: KeyGroup, sessions: ReadonlyMap<number, PgSessionRow>): boolean {
+  for (let i = 0; i < g.rows.length; i++) if (sessions.get(g.rows[i]!.pid) !== b.deps[i]) return false;
+  return true;
+}
+
+function sameHazards(a: readonly Hazard[], b: readonly Hazard[]): boolean {
+  return a.length === b.length && a.every((h, i) => h.code === b[i]!.code && h.message === b[i]!.message);
+}
+
+export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
+  const now = ms(snap.now) ?? ctx.observedAtMs;
+  const sessions = new Map(snap.sessions.map((s) => [s.pid, s]));
+  const blockedBy = new Map(snap.blocking.map((b) => [b.pid, b.by ?? []]));
+  const memo = ctx.memo && ctx.memo.rows === snap.locks ? ctx.memo : null;
+  const groups = memo ? memo.groups : groupRows(snap.locks);
   const firstSeen = new Map<string, number>();
   const heldByPid = new Map<number, string[]>();
   const locks: ObservedLock[] = [];
+  const built: BuiltLock[] = [];
   const observedAt = new Date(ctx.observedAtMs).toISOString();
   // A session holds many locks: its escaped view and its owner's fingerprint are made once per poll.
   const views = new Map<number, DbSession>();
@@ -197,97 +259,104 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
     if (!f) fingerprints.set(owner, (f = `sha1:${createHash("sha1").update(owner).digest("hex")}`));
     return f;
   };
-  for (const g of groups.values()) {
-    let dbName = dbNames.get(g.db);
-    if (dbName === undefined) dbNames.set(g.db, (dbName = g.db === null ? "(unknown database)" : escapeText(g.db, 64)));
-    const resource = `${dbName}:${g.key.text}`;
-    const raw = `${g.db ?? ""}\u0000${g.key.kind}\u0000${g.key.text}`;
-    const id = ctx.ids?.get(raw) ?? lockId("postgres", ctx.sourceId, raw);
-    ids.set(raw, id);
-    const holders: DbHolding[] = [];
-    const waiters: DbWaiting[] = [];
-    const hazards: Hazard[] = [];
-    let heldAtLeastMs = 0;
-    let heldEvidence = () => "";
-    for (const row of g.rows.filter((r) => r.granted)) {
-      const s = sessions.get(row.pid);
-      const owner = pgOwner(row.pid, s?.backendStart ?? null);
-      const hk = holdingKey(id, owner);
-      const seen = ctx.firstSeen.get(hk) ?? now;
-      firstSeen.set(hk, seen);
-      const sess = sessionOf(row.pid);
-      const level = holdingLevel(s, g.key, seen);
-      holders.push({ session: sess, mode: mode(row.mode), ...level });
-      const held = heldByPid.get(row.pid);
-      if (held) held.push(resource);
-      else heldByPid.set(row.pid, [resource]);
-      // How long it has been held, at least: since the agent first saw it; and an idle session took it no later
-      // than its last statement ended.
-      const idleSince = s?.state === "idle" ? ms(s.stateChange) : null;
-      const bySight = now - seen;
-      const byIdle = idleSince === null ? 0 : now - idleSince;
-      if (Math.max(bySight, byIdle) > heldAtLeastMs) {
-        heldAtLeastMs = Math.max(bySight, byIdle);
-        // Worded only if the hazard is raised: most locks are not held too long.
-        heldEvidence = () =>
-          byIdle > bySight
-            ? `its holder ${who(sess)} has run nothing since ${new Date(idleSince!).toISOString()}`
-            : `first seen held by ${who(sess)} at ${new Date(seen).toISOString()}`;
-      }
-      hazards.push(...holderHazards(sess, s, level.level, now, ctx.thresholds));
+  for (const [gi, g] of groups.entries()) {
+    const blocking = blockingText(g, blockedBy);
+    const prev = memo?.built[gi];
+    let b: BuiltLock;
+    if (prev && prev.blocking === blocking && sameDeps(prev, g, sessions)) {
+      b = prev;
+      ids.set(lockKey(g), b.base.id);
+    } else {
+      b = buildLock(g, blocking, { sessions, blockedBy, sessionOf, fingerprintOf, dbNames, ids, now, ctx });
     }
-    for (const row of g.rows.filter((r) => !r.granted)) {
-      const by = blockedBy.get(row.pid) ?? [];
-      waiters.push({
-        session: sessionOf(row.pid),
-        mode: mode(row.mode),
-        since: iso(row.waitstart),
-        blockedBy: [...by],
-        chain: blockingChain(row.pid, blockedBy),
-      });
+    for (const h of b.holdings) {
+      firstSeen.set(h.hk, h.seen);
+      const held = heldByPid.get(h.sess.pid);
+      if (held) held.push(b.resource);
+      else heldByPid.set(h.sess.pid, [b.resource]);
     }
-    const longWait = waiters
-      .map((w) => ({ w, waited: w.since === null ? 0 : now - Date.parse(w.since) }))
-      .filter((x) => x.waited >= ctx.thresholds.longWaitMs)
-      .sort((a, b) => b.waited - a.waited);
-    if (longWait.length > 0) {
-      const { w, waited } = longWait[0]!;
-      const root = w.chain[w.chain.length - 1]!;
-      hazards.push({
-        code: "db-long-wait",
-        severity: "warning",
-        message: `${who(w.session)} has waited ${duration(waited)} for this lock (since ${w.since}; threshold ${duration(ctx.thresholds.longWaitMs)})${
-          w.blockedBy.length ? `, blocked by pid ${w.blockedBy.join(", ")}` : ""
-        }${w.chain.length > 2 ? `; chain ${w.chain.join(" → ")}, root blocker pid ${root}` : ""}${
-          longWait.length > 1 ? `; ${longWait.length - 1} more waiters past the threshold` : ""
-        }.`,
-      });
-    }
-    if (ctx.thresholds.maxHoldMs > 0 && holders.length > 0 && heldAtLeastMs > ctx.thresholds.maxHoldMs) {
-      hazards.push({
-        code: "held-too-long",
-        severity: "warning",
-        message: `Held at least ${duration(heldAtLeastMs)} (${heldEvidence()}), past the limit of ${duration(ctx.thresholds.maxHoldMs)}.`,
-      });
-    }
-    const owner = holders.length > 0 ? holders.map((h) => pgOwner(h.session.pid, h.session.backendStart ?? null)) : [];
-    const first = holders[0];
-    locks.push({
+    const hazards = lockHazards(b, now, ctx.thresholds);
+    if (!sameHazards(hazards, b.hazards)) b = { ...b, hazards };
+    built.push(b);
+    locks.push({ ...b.base, hazards: b.hazards, observedAt, [STABLE_PART]: b.base } as ObservedLock);
+  }
+  return { locks, firstSeen, heldByPid, sessions, ids, memo: { rows: snap.locks, groups, built } };
+}
+
+function lockKey(g: KeyGroup): string {
+  return `${g.db ?? ""}\u0000${g.key.kind}\u0000${g.key.text}`;
+}
+
+/** Everything about one lock that its rows, sessions and blocking decide (not the time). */
+function buildLock(
+  g: KeyGroup,
+  blocking: string,
+  c: {
+    sessions: ReadonlyMap<number, PgSessionRow>;
+    blockedBy: ReadonlyMap<number, readonly number[]>;
+    sessionOf: (pid: number) => DbSession;
+    fingerprintOf: (owner: string) => string;
+    dbNames: Map<string | null, string>;
+    ids: Map<string, string>;
+    now: number;
+    ctx: PgModelContext;
+  },
+): BuiltLock {
+  const { ctx } = c;
+  let dbName = c.dbNames.get(g.db);
+  if (dbName === undefined) c.dbNames.set(g.db, (dbName = g.db === null ? "(unknown database)" : escapeText(g.db, 64)));
+  const resource = `${dbName}:${g.key.text}`;
+  const raw = lockKey(g);
+  const id = ctx.ids?.get(raw) ?? lockId("postgres", ctx.sourceId, raw);
+  c.ids.set(raw, id);
+  const holders: DbHolding[] = [];
+  const holdings: BuiltHolding[] = [];
+  const waiters: DbWaiting[] = [];
+  for (const row of g.rows) {
+    if (!row.granted) continue;
+    const s = c.sessions.get(row.pid);
+    const owner = pgOwner(row.pid, s?.backendStart ?? null);
+    const hk = holdingKey(id, owner);
+    const seen = ctx.firstSeen.get(hk) ?? c.now;
+    const sess = c.sessionOf(row.pid);
+    const level = holdingLevel(s, g.key, seen);
+    holders.push({ session: sess, mode: mode(row.mode), ...level });
+    holdings.push({ sess, s, level: level.level, hk, seen });
+  }
+  for (const row of g.rows) {
+    if (row.granted) continue;
+    const by = c.blockedBy.get(row.pid) ?? [];
+    waiters.push({
+      session: c.sessionOf(row.pid),
+      mode: mode(row.mode),
+      since: iso(row.waitstart),
+      blockedBy: [...by],
+      chain: blockingChain(row.pid, c.blockedBy),
+    });
+  }
+  const owner = holders.length > 0 ? holders.map((h) => pgOwner(h.session.pid, h.session.backendStart ?? null)) : [];
+  const first = holders[0];
+  return {
+    deps: g.rows.map((r) => c.sessions.get(r.pid)),
+    blocking,
+    resource,
+    holdings,
+    waiters,
+    hazards: [],
+    base: {
       id,
       backend: "postgres",
       source: ctx.sourceId,
       resource,
       owner: owner.length > 0 ? owner.join(" + ") : null,
-      ...(owner.length > 0 ? { ownerFingerprint: fingerprintOf(owner.join(" + ")) } : {}),
+      ...(owner.length > 0 ? { ownerFingerprint: c.fingerprintOf(owner.join(" + ")) } : {}),
       library: "postgres-advisory",
       rule: g.key.kind === "bigint" ? "pg_locks advisory, one bigint key" : "pg_locks advisory, two int4 keys",
       ttlMs: null,
       holder: first ? holderRecord(first, holders.length) : null,
       waiters: waiters.map(contractWaiter),
-      observedAt,
       kind: `advisory ${first?.mode ?? waiters[0]?.mode ?? "exclusive"}`,
       valuePreview: null,
-      hazards: dedupe(hazards),
       agentId: ctx.agentId,
       database: {
         engine: "postgres",
@@ -296,9 +365,58 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
         holders,
         waiters,
       },
+    },
+  };
+}
+
+/** What time changes: the hazards of one built lock at the server's time `now`. */
+function lockHazards(b: BuiltLock, now: number, t: DbHazardThresholds): Hazard[] {
+  const hazards: Hazard[] = [];
+  let heldAtLeastMs = 0;
+  let heldEvidence = () => "";
+  for (const { sess, s, level, seen } of b.holdings) {
+    // How long it has been held, at least: since the agent first saw it; and an idle session took it no later
+    // than its last statement ended.
+    const idleSince = s?.state === "idle" ? ms(s.stateChange) : null;
+    const bySight = now - seen;
+    const byIdle = idleSince === null ? 0 : now - idleSince;
+    if (Math.max(bySight, byIdle) > heldAtLeastMs) {
+      heldAtLeastMs = Math.max(bySight, byIdle);
+      // Worded only if the hazard is raised: most locks are not held too long.
+      heldEvidence = () =>
+        byIdle > bySight
+          ? `its holder ${who(sess)} has run nothing since ${new Date(idleSince!).toISOString()}`
+          : `first seen held by ${who(sess)} at ${new Date(seen).toISOString()}`;
+    }
+    hazards.push(...holderHazards(sess, s, level, now, t));
+  }
+  let longWait: Array<{ w: DbWaiting; waited: number }> = [];
+  for (const w of b.waiters) {
+    const waited = w.since === null ? 0 : now - ms(w.since)!;
+    if (waited >= t.longWaitMs) longWait.push({ w, waited });
+  }
+  longWait = longWait.sort((a, b) => b.waited - a.waited);
+  if (longWait.length > 0) {
+    const { w, waited } = longWait[0]!;
+    const root = w.chain[w.chain.length - 1]!;
+    hazards.push({
+      code: "db-long-wait",
+      severity: "warning",
+      message: `${who(w.session)} has waited ${duration(waited)} for this lock (since ${w.since}; threshold ${duration(t.longWaitMs)})${
+        w.blockedBy.length ? `, blocked by pid ${w.blockedBy.join(", ")}` : ""
+      }${w.chain.length > 2 ? `; chain ${w.chain.join(" → ")}, root blocker pid ${root}` : ""}${
+        longWait.length > 1 ? `; ${longWait.length - 1} more waiters past the threshold` : ""
+      }.`,
     });
   }
-  return { locks, firstSeen, heldByPid, sessions, ids };
+  if (t.maxHoldMs > 0 && b.holdings.length > 0 && heldAtLeastMs > t.maxHoldMs) {
+    hazards.push({
+      code: "held-too-long",
+      severity: "warning",
+      message: `Held at least ${duration(heldAtLeastMs)} (${heldEvidence()}), past the limit of ${duration(t.maxHoldMs)}.`,
+    });
+  }
+  return dedupe(hazards);
 }
 
 function holderHazards(

@@ -3,7 +3,7 @@
  * every advisory lock (held and awaited, all databases), who blocks each waiting session, and the sessions involved.
  * $1 = at most this many advisory lock rows; $2 = cut query text at this many characters; $3 = the signature of the
  * lock rows the agent already has (null: send them anyway); $4 = the hashes of the session rows the agent already has
- * (an int8 array; null: send every session involved).
+ * (an int8 array; null: send every session involved); $5 = send every session's query text (SHOW_QUERIES=on).
  *
  * Read-only, and it takes no advisory or row lock: pg_locks and pg_stat_activity read shared memory; the only locks
  * are ACCESS SHARE on the catalog it reads, and the session's lock_timeout keeps even that from ever queueing
@@ -25,14 +25,24 @@
  * The sessions come the same way, one by one: every backend in pg_stat_activity gets a hash of what the agent reads
  * from its row and what can change (pid, backend_start, application_name, state, xact_start, query_start,
  * state_change: a new statement, a new state or a new session with a reused pid changes one of them; the query text
- * changes only with query_start), cut to 52 bits so that JSON carries it exactly. `sessionKeys` lists every backend's
- * pid and hash, and `sessions` holds the full rows only of the sessions involved (the lock rows' pids and the blocking
- * chains) whose hash is not among the agent's ($4). At 1,000 sessions the full rows were most of an unchanged poll's
- * server time (13.5 to 14.0 ms against 10.0 ms with the hashes, in one run at load average 6; see BENCHMARKS.md);
- * hashing every backend costs less than finding the involved ones first.
+ * changes only with query_start), cut to 52 bits so that JSON carries it exactly. `sessions` holds the full rows only
+ * of the sessions involved (the lock rows' pids and the blocking chains) whose hash is not among the agent's ($4),
+ * and `sessionsGone` those of the agent's hashes that no backend has now (null when $4 is null): a known row whose
+ * hash is not gone is, hash collisions aside, that session unchanged, and a known session that ended is gone. Each
+ * backend's pid and hash used to come every poll instead (`sessionKeys`): 23 KB at 1,000 sessions, and a JSON array
+ * built over every backend; the gone hashes are usually none.
+ *
+ * The backends are read from pg_stat_get_activity(NULL), what pg_stat_activity is a view of, without the view's joins
+ * to pg_database and pg_authid: the user and database names are looked up only for the rows sent. The gone hashes are
+ * a NOT EXISTS (a hash anti join): NOT IN over the materialized backends was planned as a plain subplan, about 2.5 ms
+ * at 1,000 sessions.
+ *
+ * The query text comes only with $5 (SHOW_QUERIES=on) or while the session is inside a transaction, the one case in
+ * which the agent reads it (to tell a pg_advisory_xact_lock holder); the hash covers xact_start, so a session entering
+ * a transaction is sent again, with its text.
  *
  * Output: one row, one json column `snapshot`: { now, total, signature, changed, locks: [group] | null,
- * databases: [[oid, name]] | null, blocking: [...], sessionKeys: { pid: [...], h: [...] }, sessions: [...] }. The locks come grouped by what most rows share
+ * databases: [[oid, name]] | null, blocking: [...], sessionsGone: [h] | null, sessions: [...] }. The locks come grouped by what most rows share
  * (database, objsubid, mode, granted, and whether the key's high half is 0), each group one array per column, and a
  * column a group does not need is null: classid when every key is below 2^32, waitstart for holders. Building one JSON
  * object per lock cost about 17 ms of server CPU per poll at 5,000 locks, one array per column about 5 ms, and the
@@ -66,15 +76,12 @@ blk(pid, blocked_by) AS (
   FROM blk, LATERAL unnest(blk.blocked_by) AS b(pid)
   WHERE b.pid IN (SELECT pid FROM waiting)
 ),
-pids AS (
-  SELECT pid FROM adv UNION SELECT pid FROM blk UNION SELECT unnest(blocked_by) FROM blk
-),
 act AS MATERIALIZED (
-  SELECT a.pid, a.backend_start, a.usename, a.application_name, a.client_addr, a.client_port, a.datname, a.state,
+  SELECT a.pid, a.datid, a.usesysid, a.backend_start, a.application_name, a.client_addr, a.client_port, a.state,
     a.xact_start, a.query_start, a.state_change, a.query,
     pg_catalog.hash_record_extended(ROW(a.pid, a.backend_start, a.application_name, a.state, a.xact_start,
       a.query_start, a.state_change), 0) & 4503599627370495 AS h
-  FROM pg_catalog.pg_stat_activity a
+  FROM pg_catalog.pg_stat_get_activity(NULL) a
 )
 SELECT json_build_object(
   'now', clock_timestamp(),
@@ -94,15 +101,20 @@ SELECT json_build_object(
     SELECT json_agg(json_build_array(d.oid::int8, d.datname))
     FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT database FROM adv)), '[]'::json) END,
   'blocking', COALESCE((SELECT json_agg(json_build_object('pid', pid, 'by', blocked_by)) FROM blk), '[]'::json),
-  'sessionKeys', (SELECT json_build_object('pid', COALESCE(json_agg(pid), '[]'::json),
-    'h', COALESCE(json_agg(h), '[]'::json)) FROM act),
+  'sessionsGone', CASE WHEN $4::int8[] IS NOT NULL THEN COALESCE((
+    SELECT json_agg(k.h) FROM unnest($4::int8[]) AS k(h) WHERE NOT EXISTS (SELECT 1 FROM act a WHERE a.h = k.h)),
+    '[]'::json) END,
   'sessions', COALESCE((
     SELECT json_agg(json_build_object(
-      'pid', a.pid, 'h', a.h, 'backendStart', a.backend_start, 'user', a.usename, 'application', a.application_name,
-      'clientAddr', host(a.client_addr), 'clientPort', a.client_port, 'db', a.datname, 'state', a.state,
+      'pid', a.pid, 'h', a.h, 'backendStart', a.backend_start, 'user', pg_catalog.pg_get_userbyid(a.usesysid),
+      'application', a.application_name, 'clientAddr', host(a.client_addr), 'clientPort', a.client_port,
+      'db', d.datname, 'state', a.state,
       'xactStart', a.xact_start, 'queryStart', a.query_start, 'stateChange', a.state_change,
-      'query', left(a.query, $2)))
-    FROM act a WHERE a.h NOT IN (SELECT unnest($4::int8[])) AND a.pid IN (SELECT pid FROM pids)), '[]'::json)
+      'query', CASE WHEN $5::bool OR a.xact_start IS NOT NULL THEN left(a.query, $2) END))
+    FROM act a LEFT JOIN pg_catalog.pg_database d ON d.oid = a.datid
+    WHERE a.h NOT IN (SELECT unnest($4::int8[]))
+      AND (a.pid IN (SELECT pid FROM adv) OR a.pid IN (SELECT pid FROM blk)
+        OR a.pid IN (SELECT unnest(blocked_by) FROM blk))), '[]'::json)
 ) AS snapshot
 FROM sig
 `;

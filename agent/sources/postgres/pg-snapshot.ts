@@ -47,7 +47,7 @@ const sessionHash = z
 
 const sessionRow = z.object({
   pid: z.number().int(),
-  /** Absent only from snapshots without sessionKeys (every involved session sent in full). */
+  /** The row's hash, which the agent sends back so that the server leaves the row out while it is the same. */
   h: sessionHash.optional(),
   backendStart: time,
   user: z.string().nullable(),
@@ -70,8 +70,11 @@ const snapshotSchema = z.object({
   locks: z.array(groupSchema).nullable(),
   databases: z.array(z.tuple([oid, z.string()])).nullable(),
   blocking: z.array(z.object({ pid: z.number().int(), by: z.array(z.number().int()).nullable() })),
-  /** Every backend's pid and session hash; absent: `sessions` holds every involved session in full. */
-  sessionKeys: z.object({ pid: z.array(z.number().int()), h: z.array(sessionHash) }).optional(),
+  /**
+   * Of the session hashes the agent sent, those no backend has now (the session ran something, changed state or
+   * ended); null or absent when it sent none (`sessions` then holds every involved session in full).
+   */
+  sessionsGone: z.array(sessionHash).nullable().optional(),
   sessions: z.array(sessionRow),
 });
 
@@ -120,31 +123,36 @@ export function knownSessionHashes(known: KnownPgLocks | null): number[] | null 
 }
 
 /**
- * The involved sessions: the rows sent, and for every other involved pid in sessionKeys the known row with that pid
- * and hash. A pid with a hash the agent has no row for cannot come from this agent's $4: an error, never a guess.
+ * The involved sessions: the rows sent, and for every other involved pid the known row, unless its hash is among the
+ * gone ones. A known row's hash that is not gone is a backend's hash now, and the hash covers the pid, backend start,
+ * state and times, so it is that very session, unchanged. An involved pid with neither (its session ended between
+ * the server's reads of pg_locks and pg_stat_activity) has no row, as in a full read. A gone hash the agent never
+ * sent, or hashes left out when it sent none, cannot come from this agent's $4: an error, never a guess.
  */
 function mergeSessions(
   sent: PgSessionRow[],
-  keys: { pid: number[]; h: number[] } | undefined,
+  gone: number[] | null | undefined,
   involved: ReadonlySet<number>,
   known: KnownPgLocks | null,
 ): PgSessionRow[] {
-  if (!keys) return sent;
-  if (keys.pid.length !== keys.h.length) {
-    throw new Error(`unexpected pg_locks snapshot at sessionKeys.h: ${keys.h.length} values, not ${keys.pid.length}`);
+  if (gone === null || gone === undefined) return sent;
+  if (!known?.sessions) {
+    throw new Error("unexpected pg_locks snapshot: session rows left out, but the agent sent no session hashes");
   }
+  const knownHashes = new Set<number>();
+  for (const row of known.sessions.values()) if (row.h !== undefined) knownHashes.add(row.h);
+  for (const h of gone) {
+    if (!knownHashes.has(h)) {
+      throw new Error(`unexpected pg_locks snapshot at sessionsGone: hash ${h} is not a known one`);
+    }
+  }
+  const goneSet = new Set(gone);
   const out = sent.slice();
   const have = new Set(sent.map((s) => s.pid));
-  for (let i = 0; i < keys.pid.length; i++) {
-    const pid = keys.pid[i]!;
-    if (!involved.has(pid) || have.has(pid)) continue;
-    const row = known?.sessions?.get(pid);
-    if (!row || row.h !== keys.h[i]) {
-      throw new Error(
-        `unexpected pg_locks snapshot: session pid ${pid} left out, but its hash ${keys.h[i]} is not a known one`,
-      );
-    }
-    out.push(row);
+  for (const pid of involved) {
+    if (have.has(pid)) continue;
+    const row = known.sessions.get(pid);
+    if (row?.h !== undefined && !goneSet.has(row.h)) out.push(row);
   }
   return out;
 }
@@ -167,7 +175,7 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
       `unexpected pg_locks snapshot at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`,
     );
   }
-  const { locks: c, databases, changed, sessionKeys, sessions: sent, ...rest } = r.data;
+  const { locks: c, databases, changed, sessionsGone, sessions: sent, ...rest } = r.data;
   if (!changed) {
     // Only the signature the agent sent can make the server leave the rows out; anything else is not this agent's.
     if (known === null || known.signature !== rest.signature) {
@@ -175,7 +183,7 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
         `unexpected pg_locks snapshot: lock rows left out, but signature ${rest.signature} is not the known one`,
       );
     }
-    const sessions = mergeSessions(sent, sessionKeys, involvedPids(known.locks, rest.blocking), known);
+    const sessions = mergeSessions(sent, sessionsGone, involvedPids(known.locks, rest.blocking), known);
     return { ...rest, sessions, reused: true, locks: known.locks };
   }
   const names = new Map(databases ?? []);
@@ -206,7 +214,7 @@ export function parsePgSnapshot(input: unknown, known: KnownPgLocks | null = nul
       });
     }
   }
-  const sessions = mergeSessions(sent, sessionKeys, involvedPids(locks, rest.blocking), known);
+  const sessions = mergeSessions(sent, sessionsGone, involvedPids(locks, rest.blocking), known);
   return { ...rest, sessions, reused: false, locks };
 }
 

@@ -8,7 +8,7 @@ import type { ReleaseCommand } from "../../../lib/contract/release";
 import type { TrackerOutput } from "../../core/tracker";
 import { runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { DbLockSource, errorMessage, type DbLockSourceOptions } from "../db-lock-source";
-import { buildPgModel } from "./pg-locks-model";
+import { buildPgModel, type PgModelMemo } from "./pg-locks-model";
 import type { PgPort } from "./pg-port";
 import { planPgRelease, type PgReleasePlan } from "./pg-release";
 import { knownSessionHashes, parsePgSnapshot, type KnownPgLocks } from "./pg-snapshot";
@@ -34,6 +34,7 @@ const FULL_READ_EVERY_MS = 60_000;
 export class PostgresSource extends DbLockSource {
   private firstSeen = new Map<string, number>();
   private ids = new Map<string, string>();
+  private memo: PgModelMemo | null = null;
   private heldByPid = new Map<number, string[]>();
   private serverOffsetMs = 0;
   private known: KnownPgLocks | null = null;
@@ -55,13 +56,14 @@ export class PostgresSource extends DbLockSource {
     const known = started - this.lastFullReadMs < FULL_READ_EVERY_MS ? this.known : null;
     let snap;
     try {
-      // Query text is read even with SHOW_QUERIES=off, only to tell a pg_advisory_xact_lock holder; it is sent to the
-      // dashboard only with SHOW_QUERIES=on.
+      // With SHOW_QUERIES=off the server still sends the query text of a session inside a transaction, only to tell a
+      // pg_advisory_xact_lock holder; it is sent to the dashboard only with SHOW_QUERIES=on.
       const raw = await this.port.snapshot(
         settings.maxLocks,
         Math.max(200, settings.queryChars),
         known?.signature ?? null,
         knownSessionHashes(known),
+        settings.showQueries,
       );
       snap = parsePgSnapshot(raw, known);
     } catch (err) {
@@ -85,9 +87,11 @@ export class PostgresSource extends DbLockSource {
       firstSeen: this.firstSeen,
       observedAtMs,
       ids: this.ids,
+      memo: this.memo,
     });
     this.firstSeen = model.firstSeen;
     this.ids = model.ids;
+    this.memo = model.memo;
     this.heldByPid = model.heldByPid;
     const truncated = snap.total > snap.locks.length;
     const hazards: Hazard[] = truncated
