@@ -58,7 +58,8 @@ export function intern(s: string): string {
 /** The lower-case form of a value that repeats across a fleet (source, library), one string per distinct value. */
 const lowered = new Map<string, string>();
 
-function lowerShared(s: string): string {
+/** The lower-case form of a shared value (source, library). */
+export function lowerShared(s: string): string {
   let lc = lowered.get(s);
   if (lc === undefined) {
     lc = lower(s);
