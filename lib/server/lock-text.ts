@@ -3,7 +3,8 @@
  * a filter that matches a few locks out of 100,000 reads one flat string instead of every lock object (a pass over
  * the scattered entries took 35 to 110 ms per keystroke in the dashboard, against about 5 ms in a fresh process).
  * Built by the first search that needs it and patched as locks come and go: a lock added since the build is checked
- * on its own, one removed is skipped, and the string is rebuilt once those are many. Pure.
+ * on its own, one removed is skipped, and the index is dropped once those are many (the next search rebuilds it).
+ * Pure.
  */
 import type { IndexedLock } from "./lock-index";
 
@@ -20,11 +21,29 @@ export class LockText {
   private valid = false;
 
   add(e: IndexedLock): void {
-    if (this.valid) this.fresh.add(e);
+    if (!this.valid) return;
+    this.fresh.add(e);
+    this.dropIfStale();
   }
 
   remove(e: IndexedLock): void {
-    if (this.valid && !this.fresh.delete(e)) this.gone.add(e);
+    if (!this.valid) return;
+    if (!this.fresh.delete(e)) this.gone.add(e);
+    this.dropIfStale();
+  }
+
+  /**
+   * Once many locks changed since the build, the index is dropped, not kept until the next search: it would hold
+   * every removed entry (and its lock) alive, the whole old fleet after enough churn. The next search rebuilds it.
+   */
+  private dropIfStale(): void {
+    if (this.fresh.size + this.gone.size <= 1000 + this.built.length / 8) return;
+    this.text = "";
+    this.starts = new Int32Array(0);
+    this.built = [];
+    this.fresh.clear();
+    this.gone.clear();
+    this.valid = false;
   }
 
   /**
@@ -33,7 +52,7 @@ export class LockText {
    */
   search(q: string, max: number, all: () => readonly IndexedLock[]): IndexedLock[] | null {
     if (q.includes(SEP)) return null;
-    if (!this.valid || this.fresh.size + this.gone.size > 1000 + this.built.length / 8) this.build(all());
+    if (!this.valid) this.build(all());
     const out: IndexedLock[] = [];
     const { text, starts, built, gone } = this;
     let pos = text.indexOf(q);
