@@ -2,7 +2,7 @@
  * How far V8 lets the dashboard's heap grow past what the last full collection left live. By default V8 picks a
  * factor between 1.1 and 4 from how fast it collects, and on a machine with memory to spare it lets the heap reach
  * twice the live size and more before it collects again: at 100,000 locks the ingest of the agent's first reads
- * (about 100 MB live) and the API and page requests after it took the dashboard past 500 MB of RSS, the heap 4 times
+ * (about 100 MB live) and the API and page requests after it took the dashboard past 500 MB of RSS, the heap 3 times
  * what was live. 20 % (V8 uses 30 % when it optimizes for memory) costs more frequent full collections, of a heap
  * that is then mostly the live state.
  */
