@@ -119,6 +119,10 @@ interface MemorySample {
   mallocedMemory: number;
   /** The longest event-loop delay since the probe's line before (absent in an older probe). */
   loopMaxMs?: number;
+  /** The garbage collections that ended since the line before: the longest, their sum, how many were major. */
+  gcMaxMs?: number;
+  gcMs?: number;
+  gcMajor?: number;
   gc?: boolean;
   stage?: string;
 }
@@ -135,7 +139,12 @@ interface TableRun {
   /** From the input event in the page to the row in the DOM: the product's part of a keystroke. */
   filterInputMs: number[];
   /** The dashboard's longest event-loop delay (probe lines of 200 ms) during each stage, and lines over 50 ms. */
-  loop: Record<string, { maxMs: number; over50: number; lines: number }>;
+  loop: Record<
+    string,
+    { maxMs: number; over50: number; lines: number; gcMaxMs: number; gcMs: number; gcMajor: number }
+  >;
+  /** The probe's lines during the keystrokes: which 200 ms held the loop, and whether a collection ended in them. */
+  filterProbe: Array<Pick<MemorySample, "at" | "loopMaxMs" | "gcMaxMs" | "gcMajor" | "heapUsed">>;
   api: ReturnType<typeof summarize>;
   dashboardHwmKb: number | null;
   /** Dashboard receipt of the agent's update → the row showing the new owner in the page, ms. */
@@ -194,6 +203,10 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
     env: {
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${PROBE}`.trim(),
       LOCKSCOPE_MEMORY_PROBE_FILE: probeFile,
+      ...(process.env.BENCH_TABLE_V8_FLAGS ? { LOCKSCOPE_PROBE_V8_FLAGS: process.env.BENCH_TABLE_V8_FLAGS } : {}),
+      ...(process.env.BENCH_TABLE_CPU_PROFILE
+        ? { LOCKSCOPE_PROBE_CPU_PROFILE: process.env.BENCH_TABLE_CPU_PROFILE }
+        : {}),
     },
   });
   const stopDashboard = cleanup.add(`dashboard (${n} locks)`, async () => {
@@ -238,6 +251,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
       );
       await stage("all locks tracked");
 
+      const apiStart = Date.now();
       const apiTimes: number[] = [];
       const sorts = ["resource", "-ttl", "-hazards", "held"];
       for (let i = 0; i < 200; i++) {
@@ -249,6 +263,7 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         apiTimes.push(performance.now() - t);
       }
 
+      const apiEnd = Date.now();
       const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       const page = await context.newPage();
       await page.goto(`${dashboard.url}/login`);
@@ -333,6 +348,9 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
           maxMs: Math.max(0, ...lines.map((m) => m.loopMaxMs!)),
           over50: lines.filter((m) => m.loopMaxMs! > 50).length,
           lines: lines.length,
+          gcMaxMs: Math.max(0, ...lines.map((m) => m.gcMaxMs ?? 0)),
+          gcMs: lines.reduce((a, m) => a + (m.gcMs ?? 0), 0),
+          gcMajor: lines.reduce((a, m) => a + (m.gcMajor ?? 0), 0),
         };
       };
       const peak = all.reduce<MemorySample | null>((a, m) => (a && a.rss >= m.rss ? a : m), null);
@@ -347,9 +365,13 @@ async function runSize(browser: Browser, n: number, cleanup: Cleanup, log: (line
         filterInputMs,
         loop: {
           ingest: loopIn(ingestFrom, ingestTo),
+          api: loopIn(apiStart, apiEnd),
           delivery: loopIn(deliveryStart, deliveryEnd),
           filter: loopIn(filterStart, filterEnd),
         },
+        filterProbe: all
+          .filter((m) => !m.gc && m.at >= filterStart && m.at <= filterEnd + 200)
+          .map(({ at, loopMaxMs, gcMaxMs, gcMajor, heapUsed }) => ({ at, loopMaxMs, gcMaxMs, gcMajor, heapUsed })),
         api: summarize(apiTimes),
         dashboardHwmKb: pid ? memoryKb(pid).hwmKb : null,
         deliveryMs,
@@ -471,6 +493,11 @@ export async function measureLocksTable(cleanup: Cleanup, log: (line: string) =>
             r.loop,
           )
             .map(([k, v]) => `${k} ${ms(v.maxMs)} (${v.over50} of ${v.lines} lines over 50 ms)`)
+            .join("; ")}.`,
+          `${r.locks.toLocaleString("en")} locks, the dashboard's garbage collections (gc performance entries) per stage: ${Object.entries(
+            r.loop,
+          )
+            .map(([k, v]) => `${k} longest ${ms(v.gcMaxMs)}, ${ms(v.gcMs)} in all, ${v.gcMajor} major`)
             .join("; ")}.`,
           ...(r.deliveryRefused > 0
             ? [

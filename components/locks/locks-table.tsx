@@ -75,7 +75,14 @@ const LockRow = memo(function LockRow({ live, index, leaving }: { live: LiveLock
       data-index={index}
     >
       <td className="truncate px-3 py-1.5 font-mono">
-        <Link href={`/locks/${lock.id}`} className="text-sky-300 hover:underline" title={lock.resource}>
+        {/* No prefetch: each new window of rows (a keystroke in the filter) asked the dashboard for the visible
+            rows' detail routes, rendered on the event loop that also serves the live views. */}
+        <Link
+          href={`/locks/${lock.id}`}
+          prefetch={false}
+          className="text-sky-300 hover:underline"
+          title={lock.resource}
+        >
           {lock.resource}
         </Link>
       </td>

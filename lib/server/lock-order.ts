@@ -7,7 +7,16 @@
  * kept incrementally. Pure.
  */
 import type { LockCounts } from "../contract/api";
-import { matches, resourceTie, runQuery, sortValue, type IndexedLock, type QueryResult } from "./lock-index";
+import {
+  lowerShared,
+  matches,
+  resourceTie,
+  runQuery,
+  sortValue,
+  type IndexedLock,
+  type QueryResult,
+} from "./lock-index";
+import { LockText } from "./lock-text";
 import { encodeCursor, SORT_KEYS, type Cursor, type LockFilter, type LockQuery, type SortKey } from "./lock-query";
 
 /** At most this many pending changes are applied one by one (binary search and splice); more are merged in one pass. */
@@ -121,6 +130,18 @@ function subtract(record: Record<string, number>, key: string): void {
   else delete record[key];
 }
 
+function bump(record: Map<string, number>, key: string, by: number): void {
+  const n = (record.get(key) ?? 0) + by;
+  if (n > 0) record.set(key, n);
+  else record.delete(key);
+}
+
+/**
+ * A substring filter matching at most this many locks is answered from the text index and a sort of the matches;
+ * more are read in the kept order (one pass, no sort).
+ */
+const MAX_TEXT_MATCHES = 5000;
+
 function isEmpty(f: LockFilter): boolean {
   for (const v of Object.values(f)) if (v !== undefined) return false;
   return true;
@@ -135,6 +156,11 @@ export class LockOrder {
   private readonly orders = new Map<SortKey, SortedOrder>(SORT_KEYS.map((k) => [k, new SortedOrder(k)]));
   private readonly counts = { byBackend: {} as Record<string, number>, byHazard: {} as Record<string, number> };
   private count = 0;
+  /** The substring filter's index of resources and owners, built by the first search. */
+  private readonly text = new LockText();
+  /** How many locks carry each source and library: the filter also matches those, one value at a time. */
+  private readonly sources = new Map<string, number>();
+  private readonly libraries = new Map<string, number>();
 
   constructor(
     /** Entries by lock id, for a filter on one id (the detail page's view). */
@@ -144,6 +170,9 @@ export class LockOrder {
   add(e: IndexedLock): void {
     this.count++;
     addCounts(this.counts, e);
+    bump(this.sources, e.lock.source, 1);
+    bump(this.libraries, e.lock.library, 1);
+    this.text.add(e);
     for (const o of this.orders.values()) o.add(e);
   }
 
@@ -152,7 +181,20 @@ export class LockOrder {
     const l = e.lock;
     subtract(this.counts.byBackend, l.backend);
     for (const code of new Set(l.hazards.map((h) => h.code))) subtract(this.counts.byHazard, code);
+    bump(this.sources, l.source, -1);
+    bump(this.libraries, l.library, -1);
+    this.text.remove(e);
     for (const o of this.orders.values()) o.remove(e);
+  }
+
+  /**
+   * The locks a substring filter can match, from the text index: null when a source or library matches it (then
+   * every lock of that value does) or when too many locks do.
+   */
+  private textMatches(q: string): IndexedLock[] | null {
+    for (const v of this.sources.keys()) if (lowerShared(v).includes(q)) return null;
+    for (const v of this.libraries.keys()) if (lowerShared(v).includes(q)) return null;
+    return this.text.search(q, MAX_TEXT_MATCHES, () => this.orders.get("resource")!.read());
   }
 
   /** Applies the pending changes of every order once they are many (the owner calls it after each message). */
@@ -172,6 +214,11 @@ export class LockOrder {
   /** The same answer as runQuery over every entry, from the kept order. */
   query(q: LockQuery): QueryResult {
     if (q.filter.id !== undefined) return runQuery(this.byId(q.filter.id), q);
+    if (q.filter.q !== undefined) {
+      // A few matches out of many: sorting them beats a pass over every lock in order.
+      const few = this.textMatches(q.filter.q);
+      if (few) return runQuery(few, q);
+    }
     const key = q.sort.key;
     const arr = this.orders.get(key)!.read();
     const desc = q.sort.desc;

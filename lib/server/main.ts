@@ -26,6 +26,7 @@ import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
 import { withGroupCommit } from "./group-commit";
 import { EVENTS_PER_WRITE, openStore } from "./store";
+import { limitHeapGrowth } from "./heap-growth";
 import { withWriteTiming } from "./store-timing";
 
 function log(line: string): void {
@@ -33,6 +34,8 @@ function log(line: string): void {
 }
 
 async function main(): Promise<void> {
+  // Before the live state fills: the heap then stays near what is live (see heap-growth.ts).
+  limitHeapGrowth();
   const config = loadOrExit("lockscope dashboard", () => loadDashboardConfig());
   const migrated = await migrateDatabase(config.databaseUrl, projectRoot);
   if (migrated?.applied.length) log(`applied migrations: ${migrated.applied.join(", ")}`);

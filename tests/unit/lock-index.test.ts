@@ -48,6 +48,40 @@ describe("lock index", () => {
     expect(runQuery(all, q("q=17owner")).total).toBe(0);
   });
 
+  it("matches mixed-case sources and libraries lock after lock, whichever was looked up before", () => {
+    // Alternating values: the lower-cased form of the previous lock's source or library must never answer for this one.
+    const mixed = Array.from({ length: 6 }, (_, i) =>
+      indexLock(
+        lock(`m${i}`, {
+          source: i % 2 === 0 ? "redis://Cache-A:6379/0" : "redis://cache-b:6379/0",
+          library: i % 3 === 0 ? "Redisson" : "generic",
+          resource: i === 5 ? "Lock:MiXed" : `lock:m${i}`,
+        }),
+        at,
+      ),
+    );
+    const found = (qs: string) => ids(runQuery(mixed, q(qs)).page).sort();
+    expect(found("q=cache-a")).toEqual(["m0", "m2", "m4"]);
+    expect(found("q=CACHE-B")).toEqual(["m1", "m3", "m5"]);
+    expect(found("q=redisson")).toEqual(["m0", "m3"]);
+    expect(found("q=lock:mixed")).toEqual(["m5"]);
+    // The lock keeps its own spelling: only the search is case-insensitive.
+    expect(mixed[5]!.lock.resource).toBe("Lock:MiXed");
+    expect(mixed[0]!.lock.source).toBe("redis://Cache-A:6379/0");
+  });
+
+  it("shares one empty array for a lock's missing waiters and hazards, and keeps non-empty ones", () => {
+    const [plain, busy] = [
+      indexLock(lock("p"), at),
+      indexLock(lock("w", { waiters: [{ owner: "w1" }], hazards: [hz("no-ttl")] }), at),
+    ];
+    expect(plain!.lock.waiters).toEqual([]);
+    expect(plain!.lock.waiters).toBe(indexLock(lock("p2"), at).lock.hazards);
+    expect(busy!.lock.waiters).toEqual([{ owner: "w1" }]);
+    expect(busy!.lock.hazards).not.toBe(plain!.lock.hazards);
+    expect(JSON.stringify(plain!.lock)).toBe(JSON.stringify(lock("p")));
+  });
+
   it("filters by backend, library, source, hazard code or any hazard, pattern and id", () => {
     expect(ids(runQuery(all, q("backend=redlock")).page)).toEqual(["b"]);
     expect(ids(runQuery(all, q("library=node-redlock")).page)).toEqual(["b"]);

@@ -87,7 +87,20 @@ function store() {
 
 const ids = (rows: IndexedLock[]) => rows.map((e) => e.lock.id);
 
-const FILTERS = ["", "q=order", "hazard=any", "hazard=no-ttl", "backend=redlock", "q=owner-1&library=generic"];
+// Substring filters: answered from the text index ("order", "er" in both a resource and an owner, "r:1" in
+// resources only) or by a pass in order (a source or a library matches).
+const FILTERS = [
+  "",
+  "q=order",
+  "hazard=any",
+  "hazard=no-ttl",
+  "backend=redlock",
+  "q=owner-1&library=generic",
+  "q=er",
+  "q=R:1&hazard=any",
+  "q=127.0.0.1:2",
+  "q=redisson",
+];
 
 /** Every page of a query through its cursors. */
 function walk(order: LockOrder, base: string, limit: number, from: string | null = null): string[] {
