@@ -175,9 +175,6 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
             });
         freshAll.push(...fresh);
         stored.push(...chunk.map((e) => e.id));
-        // better-sqlite3 is synchronous and the adapter's promises resolve at once: without a turn of the event
-        // loop here, a first snapshot's 100,000 events are one run of microtasks that no request gets into.
-        if (i + size < events.length) await new Promise<void>((resolve) => setImmediate(resolve));
       }
       return { stored, fresh: freshAll };
     },
