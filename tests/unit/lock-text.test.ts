@@ -2,27 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { Lock } from "../../lib/contract/lock";
 import { indexLock, type IndexedLock } from "../../lib/server/lock-index";
 import { LockText } from "../../lib/server/lock-text";
+import { testLock } from "../harness/lock-fixture";
 
-function lock(id: string, resource: string, owner: string | null): Lock {
-  return {
-    id,
-    backend: "redis",
-    source: "redis://127.0.0.1:1/0",
-    resource,
-    owner,
-    library: "generic",
-    rule: "r",
-    ttlMs: 1000,
-    holder: null,
-    waiters: [],
-    since: new Date(0).toISOString(),
-    observedAt: new Date(0).toISOString(),
-    kind: "string",
-    valuePreview: null,
-    hazards: [],
-    agentId: "a1",
-  };
-}
+const lock = (id: string, resource: string, owner: string | null): Lock =>
+  testLock(id, { resource, owner, ttlMs: 1000 });
 
 /** A set of entries kept as LockOrder keeps them, reporting every add and remove to the index. */
 function fleet() {
