@@ -524,3 +524,71 @@ describe("RedlockSource in track mode (CLIENT TRACKING per node)", () => {
     }
   });
 });
+
+describe("RedlockSource SCAN pacing by each node's server-time budget", () => {
+  it("takes SCAN steps on a node only while lockscope's commands there cost under its share", async () => {
+    const clock = { now: 1_800_000_000_000 };
+    // Each node's own clock of server time: its SCAN steps move it.
+    const spent = [0, 0, 0];
+    const nodes = Array.from({ length: 3 }, () => new FakeNode(clock));
+    const scans = nodes.map(() => 0);
+    nodes.forEach((n, i) => {
+      for (let k = 0; k < 100; k++) n.set(`other:${String(k).padStart(3, "0")}`, "x", null);
+      // Ten keys a step, each step costing the node 5 ms.
+      n.scan = async (cursor: string) => {
+        scans[i]!++;
+        spent[i]! += 5;
+        const all = [...n.keys.keys()].sort();
+        const start = Number(cursor);
+        const next = start + 10 >= all.length ? "0" : String(start + 10);
+        return { cursor: next, keys: all.slice(start, start + 10).map((k) => Buffer.from(k)) };
+      };
+    });
+    let ids = 0;
+    const source = new RedlockSource(
+      nodes.map((port, i) => ({ id: `redis://127.0.0.1:${7100 + i}/0`, port })),
+      {
+        group: "paced",
+        agentId: "agent-1",
+        newId: () => `event-${++ids}`,
+        lockPatterns: DEFAULT_LOCK_PATTERNS,
+        nodeTimeoutMs: 1000,
+        now: () => clock.now,
+        discoverByValue: false,
+        serverTimeBudgetFraction: 0.01,
+        budgetClock: (id) => () => spent[Number(/:(\d+)\//.exec(id)![1]) - 7100]!,
+      },
+    );
+    await source.poll();
+    // 1% of a core: 10 ms of allowance; steps of 5 ms run while any is left, so the third goes 5 ms into debt.
+    expect(scans).toEqual([3, 3, 3]);
+    await source.poll();
+    expect(scans).toEqual([3, 3, 3]); // in debt: no step
+    for (let i = 0; i < 3; i++) spent[i]! += 1000; // a second later: 10 ms more, the debt paid, one step's worth left
+    await source.poll();
+    expect(scans).toEqual([5, 5, 5]);
+    // Over a long run a node's steps average out at its 1%: 2 steps of 5 ms per second.
+    const before = scans[0]!;
+    for (let s = 0; s < 50; s++) {
+      for (let i = 0; i < 3; i++) spent[i]! += 1000;
+      await source.poll();
+    }
+    expect(scans[0]! - before).toBeGreaterThanOrEqual(90);
+    expect(scans[0]! - before).toBeLessThanOrEqual(110);
+    source.close();
+  });
+
+  it("without a budget SCAN runs up to the visit limit per poll", async () => {
+    const { source, nodes } = setup(3, { scanBudgetPerPoll: 30_000 });
+    const scans = nodes.map(() => 0);
+    nodes.forEach((n, i) => {
+      const scan = n.scan.bind(n);
+      n.scan = (cursor, count) => {
+        scans[i]!++;
+        return scan(cursor, count);
+      };
+    });
+    await source.poll();
+    expect(scans).toEqual([1, 1, 1]); // the fake's whole keyspace is one step
+  });
+});

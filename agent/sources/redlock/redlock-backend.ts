@@ -19,6 +19,7 @@ export const redlockBackend: BackendModule<RedlockConfig> = {
       // The Redis settings apply to each node of a group as to a single Redis node.
       changeDetection: deps.agent.changeDetection,
       sweepMs: deps.agent.sweepMs,
+      serverTimeBudgetPercent: deps.agent.serverTimeBudgetPercent,
       push: deps.push,
     });
     return { ...redlock, watched: config.groups.map((g) => `Redlock group ${g.name} (${g.nodes.length} nodes)`) };

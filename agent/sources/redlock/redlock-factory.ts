@@ -23,6 +23,8 @@ export interface RedlockFactoryOptions {
   changeDetection?: "track" | "poll";
   /** REDIS_SWEEP_MS: in track mode, each known resource is re-read about this often anyway. */
   sweepMs?: number;
+  /** REDIS_SERVER_TIME_BUDGET_PERCENT: share of one core of each node for lockscope's commands; 0 or unset = unlimited. */
+  serverTimeBudgetPercent?: number;
   /** Changes seen between polls (announced keys, lease ends) are published through this. */
   push?: (output: TrackerOutput) => void;
   /** Passed through to each source (scan budget, test hooks such as clockOffsetMs). */
@@ -100,6 +102,7 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
       changeDetection: opts.changeDetection ?? "poll",
       ...(opts.sweepMs !== undefined ? { sweepMs: opts.sweepMs } : {}),
       ...(opts.push ? { push: opts.push } : {}),
+      serverTimeBudgetFraction: (opts.serverTimeBudgetPercent ?? 0) / 100,
     });
     return holder.source;
   });

@@ -25,6 +25,7 @@ import {
 import { QuorumUpsertFilter } from "./redlock-upserts";
 import { DeadlineHeap } from "../redis/deadline-heap";
 import { NotificationBatcher } from "../redis/notification-batcher";
+import { ServerTimeBudget } from "../redis/server-time-budget";
 
 export interface RedlockNode {
   /** As in the configuration with credentials removed (RedisTarget.id). */
@@ -50,8 +51,16 @@ export interface RedlockSourceOptions {
   /** Polls in a row without an answer after which a silent (frozen) node counts as down rather than slow. */
   downAfterMisses?: number;
   scanCount?: number;
-  /** Keys SCAN visits per node per poll; the pass continues at the next poll. */
+  /** Keys SCAN visits per node per poll at the most; the pass continues at the next poll. */
   scanBudgetPerPoll?: number;
+  /**
+   * REDIS_SERVER_TIME_BUDGET_PERCENT / 100: share of one core of EACH node for lockscope's commands (0 or unset:
+   * unlimited). Every command batch is charged to its node at its reply time (an upper bound of the server time it
+   * took); SCAN steps, the optional work, run only while the node's budget is not spent; reads always run.
+   */
+  serverTimeBudgetFraction?: number;
+  /** Test hook: the clock each node's budget refills by (ms), per node id. */
+  budgetClock?: (nodeId: string) => () => number;
   /** Also treat keys outside the lock patterns as resources when their value is a node-redlock token (32 hex). */
   discoverByValue?: boolean;
   /** Resources tracked per group at most; beyond it new ones are not followed and the status says so. */
@@ -131,6 +140,8 @@ interface NodeState {
    * announced for the key (an announcement deletes the entry), and only until its lease end.
    */
   cache: Map<string, Reading>;
+  /** This node's share of server time for lockscope's commands. */
+  budget: ServerTimeBudget;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; timedOut: boolean; error: string };
@@ -238,6 +249,7 @@ export class RedlockSource implements WatchedSource {
       tracked: false,
       resync: false,
       cache: new Map(),
+      budget: new ServerTimeBudget(opts.serverTimeBudgetFraction ?? 0, opts.budgetClock?.(node.id)),
     }));
     const push = opts.push;
     this.batcher =
@@ -896,8 +908,9 @@ export class RedlockSource implements WatchedSource {
     let visited = 0;
     const found: Buffer[] = [];
     const byValue: Buffer[] = [];
-    do {
-      const step = await port.scan(cursor, count);
+    // Paced by the node's server-time budget: no step while lockscope's recent commands there cost more than allowed.
+    while (n.budget.allows() && visited < budget && this.clock() < stopAt) {
+      const step = await n.budget.measure(() => port.scan(cursor, count));
       cursor = step.cursor;
       visited += count;
       for (const key of step.keys) {
@@ -906,13 +919,16 @@ export class RedlockSource implements WatchedSource {
         if (this.matches(k)) found.push(key);
         else if (this.opts.discoverByValue !== false) byValue.push(key);
       }
-    } while (cursor !== "0" && visited < budget && this.clock() < stopAt);
+      if (cursor === "0") break;
+    }
     for (let i = 0; i < byValue.length && this.clock() < stopAt; i += SAMPLE_BATCH) {
       const batch = byValue.slice(i, i + SAMPLE_BATCH);
-      const samples = await port.sample(
-        batch,
-        batch.map(() => "string"),
-        33,
+      const samples = await n.budget.measure(() =>
+        port.sample(
+          batch,
+          batch.map(() => "string"),
+          33,
+        ),
       );
       for (const s of samples) {
         if (s.string && s.string.length === 32 && NODE_REDLOCK_TOKEN.test(s.string.prefix.toString("latin1")))
@@ -926,10 +942,13 @@ export class RedlockSource implements WatchedSource {
     const out = new Map<string, Reading>();
     for (let i = 0; i < keys.length; i += SAMPLE_BATCH) {
       const batch = keys.slice(i, i + SAMPLE_BATCH);
-      const samples = await port.sample(
-        batch,
-        batch.map((k) => n.types.get(k.toString("latin1"))),
-        VALUE_BYTES,
+      // Reads always run (a lease that ended must be seen); their cost is charged, so SCAN waits after them.
+      const samples = await n.budget.measure(() =>
+        port.sample(
+          batch,
+          batch.map((k) => n.types.get(k.toString("latin1"))),
+          VALUE_BYTES,
+        ),
       );
       const readAtMs = this.now();
       samples.forEach((s, j) => out.set(batch[j]!.toString("latin1"), { sample: s, readAtMs }));
