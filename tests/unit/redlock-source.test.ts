@@ -527,10 +527,14 @@ describe("RedlockSource in track mode (CLIENT TRACKING per node)", () => {
 
 describe("RedlockSource SCAN pacing by each node's server-time budget", () => {
   it("takes SCAN steps on a node only while lockscope's commands there cost under its share", async () => {
-    const clock = { now: 1_800_000_000_000 };
     // Each node's own clock of server time: its SCAN steps move it.
     const spent = [0, 0, 0];
-    const nodes = Array.from({ length: 3 }, () => new FakeNode(clock));
+    const { source, nodes } = setup(3, {
+      discoverByValue: false,
+      nodeTimeoutMs: 1000,
+      serverTimeBudgetFraction: 0.01,
+      budgetClock: (id) => () => spent[Number(/:(\d+)\//.exec(id)![1]) - 7000]!,
+    });
     const scans = nodes.map(() => 0);
     nodes.forEach((n, i) => {
       for (let k = 0; k < 100; k++) n.set(`other:${String(k).padStart(3, "0")}`, "x", null);
@@ -544,21 +548,6 @@ describe("RedlockSource SCAN pacing by each node's server-time budget", () => {
         return { cursor: next, keys: all.slice(start, start + 10).map((k) => Buffer.from(k)) };
       };
     });
-    let ids = 0;
-    const source = new RedlockSource(
-      nodes.map((port, i) => ({ id: `redis://127.0.0.1:${7100 + i}/0`, port })),
-      {
-        group: "paced",
-        agentId: "agent-1",
-        newId: () => `event-${++ids}`,
-        lockPatterns: DEFAULT_LOCK_PATTERNS,
-        nodeTimeoutMs: 1000,
-        now: () => clock.now,
-        discoverByValue: false,
-        serverTimeBudgetFraction: 0.01,
-        budgetClock: (id) => () => spent[Number(/:(\d+)\//.exec(id)![1]) - 7100]!,
-      },
-    );
     await source.poll();
     // 1% of a core: 10 ms of allowance; steps of 5 ms run while any is left, so the third goes 5 ms into debt.
     expect(scans).toEqual([3, 3, 3]);
