@@ -8,11 +8,12 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { LockEvent } from "../lib/contract/lock";
-import { parseRedisTarget } from "../agent/config";
+import { DEFAULT_SERVER_TIME_BUDGET_PERCENT, parseRedisTarget } from "../agent/config";
 import type { RedisServer } from "../tests/harness/redis";
 import { startAgent, type Dashboard } from "../tests/harness/stack";
 import type { Cleanup } from "./support/cleanup";
 import { withGetLoop } from "./support/get-loop-client";
+import { holdingHeavyLock } from "./support/heavy-lock";
 import { ensureAgentBundle } from "./support/agent-bundle";
 import { parseCommandStats } from "./support/redis-stats";
 import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
@@ -30,7 +31,8 @@ const STEADY_MS = 30_000;
 const GET_WINDOW_MS = 10_000;
 const OPS_PER_KIND = 30;
 const SHORT_LEASE_MS = 1500;
-const DISCOVERY_TIMEOUT_MS = 480_000;
+/** How long a mode may take to discover every lock (BENCH_DISCOVERY_TIMEOUT_S; about 35 min at 10,000,000 keys). */
+const DISCOVERY_TIMEOUT_MS = Number(process.env.BENCH_DISCOVERY_TIMEOUT_S ?? 480) * 1000;
 /** A DEBUG POPULATE key: a 16-byte string value. */
 const GET_KEY = "key:4242";
 /** Seeded textbook locks (bench/seed-keyspace.ts) the operations act on; restored after each mode. */
@@ -42,6 +44,8 @@ interface ModeRun {
   toAllTrackedMs: number | null;
   tracked: number;
   lastScanMs: number | null;
+  /** Track mode: the safety sweep's last round over every known lock (the source's lastSweepMs), when one ended. */
+  lastSweepMs: number | null;
   changeDetection: string | null;
   commandsPerSec: number | null;
   /** Sum of INFO commandstats calls per second over the same window (commands inside scripts included). */
@@ -145,6 +149,7 @@ async function modeRun(
     toAllTrackedMs: null,
     tracked: 0,
     lastScanMs: null,
+    lastSweepMs: null,
     changeDetection: null,
     commandsPerSec: null,
     commandstatsPerSec: null,
@@ -186,109 +191,112 @@ async function modeRun(
     }
     // Let the first full snapshot and the discovery's reads settle before the steady-state window.
     await sleep(3000);
-    const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
-    log(`${label}: steady state, ${STEADY_MS / 1000} s`);
-    const stats0 = parseCommandStats(await admin.info("commandstats"));
-    const cmd0 = parseInfoNumber(await admin.info("stats"), "total_commands_processed");
-    const rcpu0 = await redisCpuSeconds(admin);
-    const acpu0 = pid === null ? null : cpuSeconds(pid);
-    const t0 = performance.now();
-    await sleep(STEADY_MS);
-    const wall = (performance.now() - t0) / 1000;
-    const acpu1 = pid === null ? null : cpuSeconds(pid);
-    const rcpu1 = await redisCpuSeconds(admin);
-    // Less the two INFO calls of this window itself.
-    const cmd1 = parseInfoNumber(await admin.info("stats"), "total_commands_processed") - 2;
-    const stats1 = parseCommandStats(await admin.info("commandstats"));
-    run.commandsPerSec = (cmd1 - cmd0) / wall;
-    let calls = 0;
-    let usec = 0;
-    for (const [name, st] of stats1) {
-      // The window's own INFO calls (two stats, one cpu at each end, one commandstats) are the bench's.
-      const own = name === "info" ? 5 : 0;
-      usec += st.usec - (stats0.get(name)?.usec ?? 0);
-      const d = st.calls - (stats0.get(name)?.calls ?? 0) - own;
-      if (d <= 0) continue;
-      calls += d;
-      run.perCommand[name] = Number((d / wall).toFixed(1));
-    }
-    run.commandstatsPerSec = calls / wall;
-    run.commandUsecPct = (usec / 1e6 / wall) * 100;
-    run.redisCpuPct = ((rcpu1 - rcpu0) / wall) * 100;
-    if (acpu0 !== null && acpu1 !== null) run.agentCpuPct = ((acpu1 - acpu0) / wall) * 100;
-
-    log(`${label}: another client's GETs, ${GET_WINDOW_MS / 1000} s`);
-    const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
-      const from = epochMs();
-      await sleep(GET_WINDOW_MS);
-      return { from, to: epochMs() };
-    });
-    run.getDuring = samples.windows([span]);
-
-    log(`${label}: ${OPS_PER_KIND} renewals, owner changes, releases and short leases`);
-    const latencies = { renewed: [] as number[], "owner-changed": [] as number[], released: [] as number[] };
-    const expiredLat: number[] = [];
-    const toObservation: number[] = [];
-    const toViewer: number[] = [];
-    const pending: Array<{ type: keyof typeof latencies | "expired"; resource: string; fromMs: number }> = [];
-    const release = (k: string, t: string) =>
-      (writer as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
-    for (let i = 0; i < OPS_PER_KIND; i++) {
-      const key = opKey(i);
-      // Renewal.
-      let t = epochMs();
-      await writer.pexpire(key, 25 * 60_000);
-      pending.push({ type: "renewed", resource: key, fromMs: t });
-      await sleep(60 + Math.random() * 90);
-      // Owner change.
-      const token = randomBytes(12).toString("base64url");
-      t = epochMs();
-      await writer.set(key, token, "PX", 25 * 60_000, "XX");
-      pending.push({ type: "owner-changed", resource: key, fromMs: t });
-      await sleep(60 + Math.random() * 90);
-      // Compare-and-delete release.
-      t = epochMs();
-      await release(key, token);
-      pending.push({ type: "released", resource: key, fromMs: t });
-      await sleep(60 + Math.random() * 90);
-    }
-    // Short leases: a known lock taken over with a lease that runs out; measured from the lease's end.
-    for (let i = OPS_PER_KIND; i < 2 * OPS_PER_KIND; i++) {
-      const key = opKey(i);
-      await writer.set(key, randomBytes(12).toString("base64url"), "PX", SHORT_LEASE_MS, "XX");
-      pending.push({ type: "expired", resource: key, fromMs: epochMs() + SHORT_LEASE_MS });
-      await sleep(30 + Math.random() * 60);
-    }
-    const deadline = performance.now() + 20_000;
-    while (performance.now() < deadline && pending.some((p) => waiter.arrival(p.type, p.resource) === undefined)) {
-      await sleep(100);
-    }
-    for (const p of pending) {
-      const at = waiter.arrival(p.type, p.resource);
-      if (at === undefined) {
-        run.missed++;
-        continue;
+    return await holdingHeavyLock(`${label}: measuring`, log, async () => {
+      const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
+      log(`${label}: steady state, ${STEADY_MS / 1000} s`);
+      const stats0 = parseCommandStats(await admin.info("commandstats"));
+      const cmd0 = parseInfoNumber(await admin.info("stats"), "total_commands_processed");
+      const rcpu0 = await redisCpuSeconds(admin);
+      const acpu0 = pid === null ? null : cpuSeconds(pid);
+      const t0 = performance.now();
+      await sleep(STEADY_MS);
+      const wall = (performance.now() - t0) / 1000;
+      const acpu1 = pid === null ? null : cpuSeconds(pid);
+      const rcpu1 = await redisCpuSeconds(admin);
+      // Less the two INFO calls of this window itself.
+      const cmd1 = parseInfoNumber(await admin.info("stats"), "total_commands_processed") - 2;
+      const stats1 = parseCommandStats(await admin.info("commandstats"));
+      run.commandsPerSec = (cmd1 - cmd0) / wall;
+      let calls = 0;
+      let usec = 0;
+      for (const [name, st] of stats1) {
+        // The window's own INFO calls (two stats, one cpu at each end, one commandstats) are the bench's.
+        const own = name === "info" ? 5 : 0;
+        usec += st.usec - (stats0.get(name)?.usec ?? 0);
+        const d = st.calls - (stats0.get(name)?.calls ?? 0) - own;
+        if (d <= 0) continue;
+        calls += d;
+        run.perCommand[name] = Number((d / wall).toFixed(1));
       }
-      if (p.type === "expired") expiredLat.push(at - p.fromMs);
-      else {
-        latencies[p.type].push(at - p.fromMs);
-        const obs = waiter.observedAt(p.type, p.resource);
-        if (obs !== undefined && Number.isFinite(obs)) {
-          toObservation.push(obs - p.fromMs);
-          toViewer.push(at - obs);
+      run.commandstatsPerSec = calls / wall;
+      run.commandUsecPct = (usec / 1e6 / wall) * 100;
+      run.redisCpuPct = ((rcpu1 - rcpu0) / wall) * 100;
+      if (acpu0 !== null && acpu1 !== null) run.agentCpuPct = ((acpu1 - acpu0) / wall) * 100;
+
+      log(`${label}: another client's GETs, ${GET_WINDOW_MS / 1000} s`);
+      const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
+        const from = epochMs();
+        await sleep(GET_WINDOW_MS);
+        return { from, to: epochMs() };
+      });
+      run.getDuring = samples.windows([span]);
+
+      log(`${label}: ${OPS_PER_KIND} renewals, owner changes, releases and short leases`);
+      const latencies = { renewed: [] as number[], "owner-changed": [] as number[], released: [] as number[] };
+      const expiredLat: number[] = [];
+      const toObservation: number[] = [];
+      const toViewer: number[] = [];
+      const pending: Array<{ type: keyof typeof latencies | "expired"; resource: string; fromMs: number }> = [];
+      const release = (k: string, t: string) =>
+        (writer as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
+      for (let i = 0; i < OPS_PER_KIND; i++) {
+        const key = opKey(i);
+        // Renewal.
+        let t = epochMs();
+        await writer.pexpire(key, 25 * 60_000);
+        pending.push({ type: "renewed", resource: key, fromMs: t });
+        await sleep(60 + Math.random() * 90);
+        // Owner change.
+        const token = randomBytes(12).toString("base64url");
+        t = epochMs();
+        await writer.set(key, token, "PX", 25 * 60_000, "XX");
+        pending.push({ type: "owner-changed", resource: key, fromMs: t });
+        await sleep(60 + Math.random() * 90);
+        // Compare-and-delete release.
+        t = epochMs();
+        await release(key, token);
+        pending.push({ type: "released", resource: key, fromMs: t });
+        await sleep(60 + Math.random() * 90);
+      }
+      // Short leases: a known lock taken over with a lease that runs out; measured from the lease's end.
+      for (let i = OPS_PER_KIND; i < 2 * OPS_PER_KIND; i++) {
+        const key = opKey(i);
+        await writer.set(key, randomBytes(12).toString("base64url"), "PX", SHORT_LEASE_MS, "XX");
+        pending.push({ type: "expired", resource: key, fromMs: epochMs() + SHORT_LEASE_MS });
+        await sleep(30 + Math.random() * 60);
+      }
+      const deadline = performance.now() + 20_000;
+      while (performance.now() < deadline && pending.some((p) => waiter.arrival(p.type, p.resource) === undefined)) {
+        await sleep(100);
+      }
+      for (const p of pending) {
+        const at = waiter.arrival(p.type, p.resource);
+        if (at === undefined) {
+          run.missed++;
+          continue;
+        }
+        if (p.type === "expired") expiredLat.push(at - p.fromMs);
+        else {
+          latencies[p.type].push(at - p.fromMs);
+          const obs = waiter.observedAt(p.type, p.resource);
+          if (obs !== undefined && Number.isFinite(obs)) {
+            toObservation.push(obs - p.fromMs);
+            toViewer.push(at - obs);
+          }
         }
       }
-    }
-    run.renewal = summarize(latencies.renewed);
-    run.ownerChange = summarize(latencies["owner-changed"]);
-    run.release = summarize(latencies.released);
-    run.expired = summarize(expiredLat);
-    run.toObservation = summarize(toObservation);
-    run.toViewer = summarize(toViewer);
-    run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
-    const agentPid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
-    run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
-    return run;
+      run.renewal = summarize(latencies.renewed);
+      run.ownerChange = summarize(latencies["owner-changed"]);
+      run.release = summarize(latencies.released);
+      run.expired = summarize(expiredLat);
+      run.toObservation = summarize(toObservation);
+      run.toViewer = summarize(toViewer);
+      run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
+      const agentPid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
+      run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
+      run.lastSweepMs = ctx.viewer.source(agentId, sourceId)?.lastSweepMs ?? null;
+      return run;
+    });
   } finally {
     waiter.stop();
     await stopAgent();
@@ -311,29 +319,37 @@ export async function measureChangeDetection(
   log(`agent: node dist/agent.mjs; ${bundled}`);
   const admin = ctx.redis.client();
   await admin.config("SET", "notify-keyspace-events", "");
-  log(`GET loop alone for ${GET_WINDOW_MS / 1000} s (baseline)`);
-  const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
-    const from = epochMs();
-    await sleep(GET_WINDOW_MS);
-    return { from, to: epochMs() };
+  const keys = await admin.dbsize();
+  const { baseline, idleBefore } = await holdingHeavyLock("baselines", log, async () => {
+    log(`GET loop alone for ${GET_WINDOW_MS / 1000} s (baseline)`);
+    const { samples, result: span } = await withGetLoop(ctx.redis.port, GET_KEY, GET_WINDOW_MS + 20_000, async () => {
+      const from = epochMs();
+      await sleep(GET_WINDOW_MS);
+      return { from, to: epochMs() };
+    });
+    log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline)`);
+    return { baseline: samples.windows([span]), idleBefore: await idleRedisCpuPct(ctx.redis) };
   });
-  const baseline = samples.windows([span]);
   admin.disconnect();
-  log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline)`);
-  const idleBefore = await idleRedisCpuPct(ctx.redis);
 
   const poll = await modeRun(
     ctx,
     "poll",
     // Today's polling: every lock re-read each second, SCAN paced by key visits only (no server-time budget).
-    { REDIS_CHANGE_DETECTION: "poll", REDIS_SERVER_TIME_BUDGET_PERCENT: "0" },
+    {
+      REDIS_CHANGE_DETECTION: "poll",
+      REDIS_SERVER_TIME_BUDGET_PERCENT: "0",
+      // Past 25,000 locks today's visit budget (each known lock costs 4 visits of 100,000 a poll) leaves one SCAN step
+      // a poll, and 10,000,000 keys would take hours: unlimited visits, so that poll mode gets to its steady state.
+      ...(expected > 10_000 ? { MAX_KEY_VISITS_PER_SEC: "0" } : {}),
+    },
     expected,
     log,
   );
   const track = await modeRun(ctx, "track", { REDIS_CHANGE_DETECTION: "track" }, expected, log);
   const runs = [poll, track];
   log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline, after the modes)`);
-  const idleAfter = await idleRedisCpuPct(ctx.redis);
+  const idleAfter = await holdingHeavyLock("baseline after", log, () => idleRedisCpuPct(ctx.redis));
   // The no-agent share, the mean of a window before the modes and one after them (both reported).
   const idle = (idleBefore + idleAfter) / 2;
   const attributable = (r: ModeRun) => (r.redisCpuPct === null ? null : r.redisCpuPct - idle);
@@ -353,7 +369,7 @@ export async function measureChangeDetection(
     {
       measure: "commands/s to the watched Redis, steady state, locks quiet",
       value: (r) => `${num(r.commandsPerSec)} (commandstats: ${num(r.commandstatsPerSec)})`,
-      target: "≤ 500",
+      target: expected <= 10_000 ? "≤ 500" : undefined,
       ok: (r) => (r.commandsPerSec ?? Infinity) <= 500,
     },
     {
@@ -401,7 +417,8 @@ export async function measureChangeDetection(
     {
       measure: "agent peak RSS (VmHWM)",
       value: (r) => mb(r.agentHwmKb),
-      target: "≤ 150 MB",
+      // The issue's targets for these two are at 10,000 locks; at 100,000 they are reported.
+      target: expected <= 10_000 ? "≤ 150 MB" : undefined,
       ok: (r) => r.agentHwmKb !== null && r.agentHwmKb / 1024 <= 150,
     },
     {
@@ -417,6 +434,10 @@ export async function measureChangeDetection(
           ? `incomplete after ${seconds(DISCOVERY_TIMEOUT_MS)}: ${r.tracked} locks`
           : seconds(r.toAllTrackedMs)) +
         (r.lastScanMs !== null ? `; last full SCAN pass ${seconds(r.lastScanMs)}` : ""),
+    },
+    {
+      measure: "the safety sweep's last round over every known lock (lastSweepMs)",
+      value: (r) => (r.lastSweepMs === null ? "no round ended" : seconds(r.lastSweepMs)),
     },
   ];
   const rows: Row[] = [];
@@ -436,8 +457,8 @@ export async function measureChangeDetection(
     status: "measured",
     rows,
     notes: [
-      `One run, one server: ${expected.toLocaleString("en")} locks among 1,000,000 keys, notify-keyspace-events "", the real agent process as production runs it (node dist/agent.mjs, ${bundled}; POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
-      `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only). track is the default: CLIENT TRACKING with BCAST for mutex: and semaphore:, REDIS_SERVER_TIME_BUDGET_PERCENT=1, REDIS_SWEEP_MS=60000.`,
+      `One run, one server: ${expected.toLocaleString("en")} locks among ${keys.toLocaleString("en")} keys, notify-keyspace-events "", the real agent process as production runs it (node dist/agent.mjs, ${bundled}; POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
+      `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only${expected > 10_000 ? "; at this size MAX_KEY_VISITS_PER_SEC=0 too, since today's visit budget would leave one SCAN step a poll past 25,000 locks" : ""}). track is the default: CLIENT TRACKING with BCAST for mutex: and semaphore:, REDIS_SERVER_TIME_BUDGET_PERCENT at its default (${DEFAULT_SERVER_TIME_BUDGET_PERCENT}; the sweep at most half of it), REDIS_SWEEP_MS=60000.`,
       `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${JSON.stringify(poll.perCommand)}; track ${JSON.stringify(track.perCommand)}.`,
       `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s, each a PTTL and the bounded read when that read sees the whole value, with one PUBSUB NUMSUB per batch for Redisson locks; TYPE, PTTL, a length and the bounded read plus companion reads for the others and for any lock whose cheap read differs), INFO server and INFO replication once a poll, INFO commandstats every 10 s, and paced SCAN steps.`,
       `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll.missed}, track ${track.missed}.`,

@@ -24,7 +24,8 @@ import { measureFanout } from "./fanout";
 import { measureIngest } from "./ingest";
 import { measureLocksTable } from "./locks-table";
 import { renderConsole, renderMarkdown, spliceDoc, type RunReport } from "./report";
-import { seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
+import { REDIS_SCALE, seedKeyspace, TOTAL_LOCKS } from "./seed-keyspace";
+import { holdingHeavyLock } from "./support/heavy-lock";
 import { keyspaceNotificationSupport } from "./support/agent-features";
 import { Cleanup } from "./support/cleanup";
 import { currentLoad, machineFacts } from "./support/machine";
@@ -36,7 +37,7 @@ import { measureStartup } from "./startup";
 import { measureZookeeper } from "./zookeeper-view";
 
 const root = path.resolve(import.meta.dirname, "..");
-const TOTAL_KEYS = 1_000_000;
+const TOTAL_KEYS = 1_000_000 * REDIS_SCALE;
 /** The whole run is cut off here whatever state it is in; it normally takes four to five minutes. */
 const WATCHDOG_MS = 45 * 60_000;
 const SECTIONS = [
@@ -136,10 +137,12 @@ async function main(): Promise<number> {
     const needStack = only.has("events") || only.has("memory") || only.has("tracking") || only.has("zookeeper");
 
     const big = needBig ? await startRedis() : null;
-    const stopBig = big ? cleanup.add("redis-server (1M keys)", () => big.stop()) : null;
+    const stopBig = big
+      ? cleanup.add(`redis-server (${TOTAL_KEYS.toLocaleString("en")} keys)`, () => big.stop())
+      : null;
     if (big) {
       log(`redis-server on 127.0.0.1:${big.port}: populating ${TOTAL_KEYS.toLocaleString("en")} keys`);
-      const seed = await seedKeyspace(big.client(), TOTAL_KEYS);
+      const seed = await holdingHeavyLock("seeding", log, () => seedKeyspace(big.client(), TOTAL_KEYS));
       log(
         `populated in ${(seed.populateMs / 1000).toFixed(1)} s, ${seed.locks} locks in ${(seed.locksMs / 1000).toFixed(1)} s`,
       );

@@ -6,8 +6,25 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 
-/** Leases long enough that no seeded lock expires during a bench run (about five minutes). */
-const LEASE_MS = 20 * 60_000;
+/**
+ * BENCH_REDIS_SCALE: 1 (default) is 1,000,000 keys with 10,000 locks; 10 is issue 11's second size, 10,000,000 keys
+ * with 100,000 locks (every format ten times as many).
+ */
+export const REDIS_SCALE = readScale(process.env.BENCH_REDIS_SCALE);
+
+function readScale(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 1;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 20)
+    throw new Error(`BENCH_REDIS_SCALE: expected an integer 1 to 20, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Leases long enough that no seeded lock expires during a bench run (about five minutes at scale 1; at 10 the paced
+ * discovery alone takes about half an hour).
+ */
+const LEASE_MS = REDIS_SCALE > 1 ? 3 * 3_600_000 : 20 * 60_000;
 
 type Pipeline = ReturnType<Redis["pipeline"]>;
 
@@ -27,7 +44,7 @@ export interface LockFormat {
   write: (p: Pipeline, i: number) => void;
 }
 
-/** The mix, 10,000 in all; 1,500 without a TTL. */
+/** The mix, 10,000 in all (times REDIS_SCALE); 1,500 without a TTL. */
 export const LOCK_MIX: readonly LockFormat[] = [
   {
     name: "textbook SET NX PX, random token",
@@ -94,7 +111,7 @@ export const LOCK_MIX: readonly LockFormat[] = [
   },
 ];
 
-export const TOTAL_LOCKS = LOCK_MIX.reduce((n, f) => n + f.count, 0);
+export const TOTAL_LOCKS = LOCK_MIX.reduce((n, f) => n + f.count, 0) * REDIS_SCALE;
 
 export interface SeedSummary {
   dbsize: number;
@@ -114,9 +131,10 @@ export async function seedKeyspace(client: Redis, totalKeys: number): Promise<Se
   const populateMs = performance.now() - t;
   t = performance.now();
   for (const format of LOCK_MIX) {
-    for (let start = 0; start < format.count; start += 500) {
+    const count = format.count * REDIS_SCALE;
+    for (let start = 0; start < count; start += 500) {
       const p = client.pipeline();
-      for (let i = start; i < Math.min(format.count, start + 500); i++) format.write(p, i);
+      for (let i = start; i < Math.min(count, start + 500); i++) format.write(p, i);
       const replies = (await p.exec()) ?? [];
       const failed = replies.find(([err]) => err);
       if (failed) throw new Error(`seeding ${format.name}: ${String(failed[0])}`);
@@ -129,7 +147,7 @@ export async function seedKeyspace(client: Redis, totalKeys: number): Promise<Se
     dbsize,
     filler,
     locks: TOTAL_LOCKS,
-    withoutTtl: LOCK_MIX.filter((f) => !f.ttl).reduce((n, f) => n + f.count, 0),
+    withoutTtl: LOCK_MIX.filter((f) => !f.ttl).reduce((n, f) => n + f.count, 0) * REDIS_SCALE,
     populateMs,
     locksMs,
   };

@@ -88,7 +88,7 @@ export const REFUSED_RETRY_MS = 5000;
  */
 export function sourcesFingerprint(sources: readonly SourceStatus[]): string {
   return JSON.stringify(
-    sources.map(({ lastScanAt: _a, lastScanMs: _m, lastPollAt: _p, nodes, ...s }) => ({
+    sources.map(({ lastScanAt: _a, lastScanMs: _m, lastSweepMs: _w, lastPollAt: _p, nodes, ...s }) => ({
       ...s,
       nodes: nodes?.map(({ latencyMs: _l, clockOffsetMs: _c, offset: _o, lagBytes: _b, ...n }) => n),
     })),

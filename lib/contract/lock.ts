@@ -267,6 +267,11 @@ export interface SourceStatus {
   untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
+  /**
+   * Redis in track mode: how long the safety sweep's last round over every known lock took (each lock is re-read
+   * about once per REDIS_SWEEP_MS, or slower when that would cost more than its part of the server-time budget).
+   */
+  lastSweepMs?: number;
   /** ISO time of the source's last completed read of its locks (a poll), so a viewer can tell stale data. */
   lastPollAt?: string;
   /** How often the source reads its locks (POLL_INTERVAL_MS for Redis), so "stale" is judged against it. */

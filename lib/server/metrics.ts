@@ -77,6 +77,17 @@ export class Metrics {
           if (s.lastScanMs !== undefined) scan.set({ kind: s.kind, source: s.id }, s.lastScanMs / 1000);
       },
     });
+    const sweep = new Gauge({
+      name: "lockscope_agent_sweep_duration_seconds",
+      help: "Redis in track mode: duration of the safety sweep's last round over every known lock.",
+      labelNames: ["kind", "source"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of live.sources())
+          if (s.lastSweepMs !== undefined) sweep.set({ kind: s.kind, source: s.id }, s.lastSweepMs / 1000);
+      },
+    });
     const alerts = new Gauge({
       name: "lockscope_alerts_firing",
       help: "Open (unresolved) alerts by rule.",

@@ -5,9 +5,9 @@ import { configError } from "../harness/config-error";
 const base = { AGENT_TOKEN: "t".repeat(24) };
 
 describe("Redis change detection settings", () => {
-  it("defaults to tracking, a one-minute sweep and 1% of one Redis core", () => {
+  it("defaults to tracking, a one-minute sweep and 0.7% of one Redis core", () => {
     const c = loadAgentConfig(base);
-    expect(c).toMatchObject({ changeDetection: "track", sweepMs: 60_000, serverTimeBudgetPercent: 1 });
+    expect(c).toMatchObject({ changeDetection: "track", sweepMs: 60_000, serverTimeBudgetPercent: 0.7 });
   });
 
   it("accepts poll, a fractional budget and 0 for unlimited", () => {

@@ -13,6 +13,8 @@ class FakeRedis implements RedisLockPort {
   scans = 0;
   failing: string | null = null;
   scanCost = 0;
+  /** Server time each key read takes, in ms of the test clock. */
+  readCost = 0;
 
   async scan(cursor: string, count: number) {
     this.check();
@@ -26,6 +28,7 @@ class FakeRedis implements RedisLockPort {
 
   async sample(keys: Buffer[]): Promise<KeySample[]> {
     this.check();
+    clock += this.readCost * keys.length;
     return keys.map((key) => {
       this.sampled.push(key.toString());
       const k = this.keys.get(key.toString());
@@ -211,6 +214,52 @@ describe("RedisSource in track mode", () => {
     }
     expect(fake.scans).toBeGreaterThanOrEqual(5 + 195);
     expect(fake.scans).toBeLessThanOrEqual(5 + 205);
+  });
+
+  it("keeps half the budget for SCAN when sweeping every known lock once a minute would cost all of it", async () => {
+    const fake = new FakeRedis();
+    // 6,000 quiet locks at 0.1 ms a read: a sweep each minute is 10 ms a second, the whole 1% budget.
+    for (let i = 0; i < 6000; i++) fake.keys.set(`lock:${i}`, { value: `t${i}`, expiresAt: null });
+    for (let i = 0; i < 4000; i++) fake.keys.set(`other:${i}`, { value: "x", expiresAt: null });
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    const s = new RedisSource(fake, {
+      sourceId: "redis://127.0.0.1:1/0",
+      agentId: "a1",
+      lockPatterns: ["lock:*"],
+      scanCount: 100,
+      visitBudgetPerPoll: 0,
+      valuePreviewBytes: 64,
+      newId: () => `ev-${++ids}-xxxxxx`,
+      now: () => clock,
+      sweepMs: 60_000,
+      budget,
+    });
+    // Discovery, unpaced here (the locks sort first, so they are all known after the first steps).
+    s.setChangeDetection("poll");
+    while (s.tracker.size < 6000) await s.poll();
+    s.setChangeDetection("track");
+    await s.poll(); // the one re-read after tracking is enabled
+    fake.readCost = 0.1;
+    fake.scanCost = 0.5;
+    const scans0 = fake.scans;
+    const spent0 = budget.spentMs;
+    fake.sampled = [];
+    const t0 = clock;
+    for (let i = 0; i < 200; i++) {
+      clock += 1000;
+      await s.poll();
+    }
+    const wallS = (clock - t0) / 1000;
+    const scanMs = (fake.scans - scans0) * 0.5;
+    const sweepMs = fake.sampled.length * 0.1;
+    // Together within the 1% (10 ms a second), the sweep within its half, and the SCAN given the rest.
+    expect((budget.spentMs - spent0) / wallS).toBeLessThan(10.5);
+    expect(sweepMs / wallS).toBeLessThan(5.5);
+    expect(scanMs / wallS).toBeGreaterThan(4);
+    // The sweep still goes round every lock, in about twice its minute.
+    const sweepPass = s.status().lastSweepMs!;
+    expect(sweepPass).toBeGreaterThan(90_000);
+    expect(sweepPass).toBeLessThan(180_000);
   });
 
   it("a force-release reports its own deletion, with who and why, even when the delete's invalidation is read first", async () => {

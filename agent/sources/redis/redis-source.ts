@@ -81,6 +81,10 @@ export interface LockAnnotator {
 
 /** Keys sampled per pipeline: keeps each reply small and lets other clients' commands interleave. */
 const SAMPLE_BATCH = 250;
+/** The safety sweep's part of the server-time budget: the rest stays for the SCAN that finds new keys. */
+export const SWEEP_BUDGET_SHARE = 0.5;
+/** Most keys one poll's sweep slice takes (2,000 a second is 120,000 a minute at 1 s polls). */
+const MAX_SWEEP_SLICE = 2000;
 /** Channels per PUBSUB NUMSUB call. */
 const NUMSUB_BATCH = 500;
 /** Rules for locks that have no TTL by design (Redisson semaphores hold a permit count, not a lease). */
@@ -180,7 +184,16 @@ export class RedisSource {
   private closed = false;
   private sweepIter: Iterator<KnownKey> | null = null;
   private lastSweepMs: number | null = null;
+  /** When the sweep's current round over every known key began, and how long the last whole round took. */
+  private sweepRoundStartedMs: number | null = null;
+  private lastSweepRoundMs: number | undefined;
   private readonly budget: ServerTimeBudget;
+  /**
+   * The sweep's part of the budget (SWEEP_BUDGET_SHARE of it): at 100,000 quiet locks re-reading each once a minute
+   * would cost the whole budget and stop the SCAN, so new keys would never be found; the sweep then takes longer
+   * than REDIS_SWEEP_MS instead (`lastSweepMs` in the status says how long).
+   */
+  private readonly sweepBudget: ServerTimeBudget;
   private readonly costs = new CommandCosts();
   private costsReadAtMs = Number.NEGATIVE_INFINITY;
   private readonly sweepMs: number;
@@ -194,6 +207,7 @@ export class RedisSource {
     this.idScope = opts.lockIdScope ?? opts.sourceId;
     this.annotator = opts.annotator;
     this.budget = opts.budget ?? new ServerTimeBudget(opts.serverTimeBudgetFraction ?? 0);
+    this.sweepBudget = this.budget.portion(SWEEP_BUDGET_SHARE);
     this.sweepMs = opts.sweepMs ?? 60_000;
     this.tracker = new LockTracker({
       agentId: opts.agentId,
@@ -219,6 +233,7 @@ export class RedisSource {
     if (!this.up && this.error) s.error = this.error;
     if (this.lastScanAt) s.lastScanAt = this.lastScanAt;
     if (this.lastScanMs !== undefined) s.lastScanMs = this.lastScanMs;
+    if (this.lastSweepRoundMs !== undefined) s.lastSweepMs = this.lastSweepRoundMs;
     s.changeDetection = this.detection;
     if (this.detectionNote) s.note = this.detectionNote;
     return s;
@@ -275,6 +290,8 @@ export class RedisSource {
     const empty: TrackerOutput = { events: [], upserts: [], removed: [] };
     let full = false;
     let dirty: KnownKey[] = [];
+    let swept: KnownKey[] = [];
+    let sweptChargeMs = 0;
     try {
       const restarted = await this.checkRunId();
       await this.readCommandCosts();
@@ -295,10 +312,18 @@ export class RedisSource {
       } else {
         dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? { key, type: "" });
         this.dirty.clear();
-        targets = [...dirty, ...(await this.sweepCheck(this.sweepSlice()))];
+        const spent0 = this.budget.spentMs;
+        swept = await this.sweepCheck(this.sweepSlice());
+        sweptChargeMs = this.budget.spentMs - spent0;
+        targets = [...dirty, ...swept];
       }
       const discovered = await this.discover();
-      const out = await this.refresh(uniqueKeys([...targets, ...discovered]), restarted, "poll", failoverFrom);
+      const reads = uniqueKeys([...targets, ...discovered]);
+      const spent1 = this.budget.spentMs;
+      const out = await this.refresh(reads, restarted, "poll", failoverFrom);
+      // The sweep's part of the budget pays for its checks and its share of the full reads.
+      if (!full && reads.length > 0) sweptChargeMs += ((this.budget.spentMs - spent1) * swept.length) / reads.length;
+      this.sweepBudget.spend(sweptChargeMs);
       // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
       if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
       this.failoverFrom = null;
@@ -337,9 +362,11 @@ export class RedisSource {
   private sweepSlice(): KnownKey[] {
     const now = this.now();
     const last = this.lastSweepMs ?? now;
-    if (!this.budget.allows()) return [];
+    if (!this.budget.allows() || !this.sweepBudget.allows()) return [];
     this.lastSweepMs = now;
-    const share = Math.ceil((this.known.size * Math.max(0, now - last)) / this.sweepMs);
+    // A slice is at most MAX_SWEEP_SLICE keys: after a wait for the budget the round goes on, it does not catch up.
+    const share = Math.min(MAX_SWEEP_SLICE, Math.ceil((this.known.size * Math.max(0, now - last)) / this.sweepMs));
+    this.sweepRoundStartedMs ??= now;
     const out: KnownKey[] = [];
     let visited = 0;
     let restarted = false;
@@ -348,6 +375,8 @@ export class RedisSource {
       const next = this.sweepIter.next();
       if (next.done) {
         this.sweepIter = null;
+        this.lastSweepRoundMs = now - (this.sweepRoundStartedMs ?? now);
+        this.sweepRoundStartedMs = now;
         if (restarted) break;
         restarted = true;
         continue;

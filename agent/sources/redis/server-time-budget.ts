@@ -1,5 +1,6 @@
 /**
- * A budget of the watched server's time for lockscope's own commands: by default 1% of one Redis core. The cost
+ * A budget of the watched server's time for lockscope's own commands: by default 0.7% of one Redis core
+ * (DEFAULT_SERVER_TIME_BUDGET_PERCENT). The cost
  * of each command batch is the server's own account of such commands (CommandCosts) when known and smaller, else
  * its reply time (send to last reply), an upper bound of the server time it took (it includes the network and the
  * agent's own waiting and parsing), so the budget errs on the side of the server.
@@ -24,6 +25,14 @@ export class ServerTimeBudget {
 
   get unlimited(): boolean {
     return this.fraction <= 0;
+  }
+
+  /**
+   * A budget for one kind of optional work inside this one (the safety sweep): `part` of its share, on the same
+   * clock. The work charges both; it runs only while both allow it, so the rest of the share stays for the others.
+   */
+  portion(part: number): ServerTimeBudget {
+    return new ServerTimeBudget(this.fraction * part, this.now);
   }
 
   /** Whether optional work may run now. */
