@@ -153,6 +153,10 @@ async function main(): Promise<number> {
     if (needStack) {
       log("starting the dashboard (API only)");
       const dashboard = await startDashboard();
+      // A dashboard that ends during a long run says how (a signal: something else killed it) and its last words.
+      dashboard.process.once("exit", (code, signal) =>
+        log(`dashboard exited (code ${code}, signal ${signal}): ${dashboard.output().slice(-3000)}`),
+      );
       cleanup.add("dashboard", async () => {
         await dashboard.stop();
         dashboard.cleanup();
