@@ -12,7 +12,7 @@ import type { TrackerOutput } from "../../core/tracker";
 import { parseClusterEnabled } from "./cluster-nodes";
 import { subscribeKeyspace, type NotificationMode } from "./keyspace-notifications";
 import { nodeId, nodeUrl } from "./node-address";
-import { NotificationBatcher } from "./notification-batcher";
+import { MAX_PENDING_NOTIFIED, NotificationBatcher } from "./notification-batcher";
 import { connectRedis, IoredisLockPort, IoredisNodePort, IoredisReleasePort, IoredisReplicaPort } from "./redis-client";
 import { RedisClusterSource } from "./redis-cluster-source";
 import type { RedisNodePort } from "./redis-port";
@@ -189,11 +189,12 @@ class RedisTargetSource implements WatchedSource {
     });
     source.setConnection(this.client.status === "ready", this.error);
     // One batcher for both announcers (keyspace notifications, tracking invalidations): a key named by both is
-    // read once. Keys beyond its bound are not dropped silently in track mode: everything is re-read once.
+    // read once. Keys beyond its bound are not dropped silently in track mode: every known key is re-read once (a
+    // new key dropped for it waits for the paced SCAN; the bound is the per-source lock cap).
     const batcher = new NotificationBatcher(
       async (keys) => this.opts.push(await source.refreshNotified(keys)),
       5,
-      10_000,
+      MAX_PENDING_NOTIFIED,
       () => source.resync(),
     );
     const notifications = this.subscribe(this.target.url, this.target.db, source, batcher);
@@ -291,7 +292,7 @@ class RedisTargetSource implements WatchedSource {
         const batcher = new NotificationBatcher(
           async (keys) => this.opts.push(await src.refreshNotified(keys)),
           5,
-          10_000,
+          MAX_PENDING_NOTIFIED,
           () => src.resync(),
         );
         const notifications = this.subscribe(url, 0, src, batcher);

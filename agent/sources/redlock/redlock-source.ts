@@ -24,7 +24,7 @@ import {
 } from "./redlock-release";
 import { QuorumUpsertFilter } from "./redlock-upserts";
 import { DeadlineHeap } from "../redis/deadline-heap";
-import { NotificationBatcher } from "../redis/notification-batcher";
+import { MAX_PENDING_NOTIFIED, NotificationBatcher } from "../redis/notification-batcher";
 import { ServerTimeBudget } from "../redis/server-time-budget";
 
 export interface RedlockNode {
@@ -257,7 +257,7 @@ export class RedlockSource implements WatchedSource {
         ? new NotificationBatcher(
             async (keys) => push(await this.refreshAnnounced(keys)),
             5,
-            10_000,
+            MAX_PENDING_NOTIFIED,
             () => this.nodes.forEach((n) => (n.resync = true)),
           )
         : null;
