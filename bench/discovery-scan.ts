@@ -58,7 +58,7 @@ function redisCliScan(port: number, count: number | null): Promise<{ wallMs: num
 }
 
 /** The raw loop the issue means by "--count 1000": SCAN cursor COUNT 1000 until cursor 0, with the agent's client library. */
-async function rawScanLoop(client: Redis, count: number): Promise<{ wallMs: number; keys: number }> {
+export async function rawScanLoop(client: Redis, count: number): Promise<{ wallMs: number; keys: number }> {
   const started = performance.now();
   let cursor = "0";
   let keys = 0;
