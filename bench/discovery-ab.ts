@@ -71,13 +71,14 @@ async function main(): Promise<void> {
   execFileSync("sh", ["-c", `git archive ${baseSha} | tar -x -C ${baseTree}`], { cwd: root });
   const baseRun = await bundle(baseTree, "base");
   rmSync(baseTree, { recursive: true, force: true });
-  const sides: Array<{ name: string; run: FullDiscovery; ms: number[]; passMs: number[] }> = [
-    { name: `base ${base} (${baseSha})`, run: baseRun, ms: [], passMs: [] },
+  const sides: Array<{ name: string; run: FullDiscovery; ms: number[]; passMs: number[]; cpuMs: number[] }> = [
+    { name: `base ${base} (${baseSha})`, run: baseRun, ms: [], passMs: [], cpuMs: [] },
     {
       name: `this tree (${headSha}${dirty ? ", uncommitted changes" : ""})`,
       run: await bundle(root, "head"),
       ms: [],
       passMs: [],
+      cpuMs: [],
     },
   ];
   const loads = [load()];
@@ -88,23 +89,30 @@ async function main(): Promise<void> {
     process.stdout.write(`seeded ${seed.dbsize} keys, ${seed.locks} locks; load ${loads[0]}\n`);
     const scanner: Redis = redis.client();
     const loops: number[] = [];
+    const loopsCpu: number[] = [];
     const session = profile ? new Session() : null;
     if (session) {
       session.connect();
       await session.post("Profiler.enable");
     }
     for (let i = 0; i < repeats; i++) {
+      const loopCpu0 = process.cpuUsage();
       loops.push((await rawScanLoop(scanner, 1000)).wallMs);
+      const loopCpu = process.cpuUsage(loopCpu0);
+      loopsCpu.push((loopCpu.user + loopCpu.system) / 1000);
       // Alternate which side goes first, so that drift hits both alike.
       const order = i % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
         if (session) await session.post("Profiler.start");
+        const cpu0 = process.cpuUsage();
         const run = await side.run(redis.url, {
           visitBudgetPerPoll: 0,
           scanCount: 1000,
           expected: TOTAL_LOCKS,
           timeoutMs: TIMEOUT_MS,
         });
+        const cpu = process.cpuUsage(cpu0);
+        side.cpuMs.push((cpu.user + cpu.system) / 1000);
         if (session) {
           const { profile: p } = await session.post("Profiler.stop");
           writeFileSync(path.join(out, `${side === sides[0] ? "base" : "head"}-${i}.cpuprofile`), JSON.stringify(p));
@@ -115,18 +123,18 @@ async function main(): Promise<void> {
       }
       loads.push(load());
       process.stdout.write(
-        `run ${i + 1}/${repeats}: raw ${loops[i]!.toFixed(0)} ms; ${sides.map((s) => `${s.name} ${s.ms[i]!.toFixed(0)} ms (pass ${s.passMs[i]!.toFixed(0)})`).join("; ")}; load ${loads.at(-1)}\n`,
+        `run ${i + 1}/${repeats}: raw ${loops[i]!.toFixed(0)} ms (CPU ${loopsCpu[i]!.toFixed(0)}); ${sides.map((s) => `${s.name} ${s.ms[i]!.toFixed(0)} ms (pass ${s.passMs[i]!.toFixed(0)}, CPU ${s.cpuMs[i]!.toFixed(0)})`).join("; ")}; load ${loads.at(-1)}\n`,
       );
     }
     const loopMs = median(loops);
     process.stdout.write(`\n${started} .. ${new Date().toISOString()}, 1-min load ${loads.join(" ")}\n`);
     process.stdout.write(
-      `raw SCAN COUNT 1000 loop: median ${loopMs.toFixed(0)} ms [${loops.map((x) => x.toFixed(0)).join(", ")}]\n`,
+      `raw SCAN COUNT 1000 loop: median ${loopMs.toFixed(0)} ms, this process's CPU ${median(loopsCpu).toFixed(0)} ms [${loops.map((x) => x.toFixed(0)).join(", ")}]\n`,
     );
     for (const s of sides) {
       const perRun = s.ms.map((m, i) => ratio(m, loops[i]!).toFixed(2));
       process.stdout.write(
-        `${s.name}: median ${median(s.ms).toFixed(0)} ms, pass ${median(s.passMs).toFixed(0)} ms; ratio of medians ${ratio(median(s.ms), loopMs).toFixed(2)}×, per run [${perRun.join(", ")}] [${s.ms.map((x) => x.toFixed(0)).join(", ")}]\n`,
+        `${s.name}: median ${median(s.ms).toFixed(0)} ms, pass ${median(s.passMs).toFixed(0)} ms, this process's CPU ${median(s.cpuMs).toFixed(0)} ms; ratio of medians ${ratio(median(s.ms), loopMs).toFixed(2)}×, per run [${perRun.join(", ")}] [${s.ms.map((x) => x.toFixed(0)).join(", ")}]\n`,
       );
     }
   } finally {

@@ -128,12 +128,18 @@ interface KnownKey {
   subscribers?: number;
 }
 
-/** One batch of keys read together: the samples, when they were read, and the write sequence just before. */
+/**
+ * One batch of keys read together: the samples, when they were read, the write sequence just before, and per
+ * sample what follows from it alone (its lock id, name, content digest and companion key names). A batch read
+ * during the SCAN pass also carries its locks' companions, read right after it.
+ */
 interface BatchRead {
   batch: KnownKey[];
   samples: KeySample[];
   at: number;
   seq: number;
+  facts: Array<{ id: string; text: string; digest: string | undefined; companions: string[] }>;
+  companions?: ReadonlyMap<string, KeySample>;
 }
 
 export type ChangeDetection = "track" | "poll";
@@ -735,7 +741,7 @@ export class RedisSource {
     this.refreshesRunning++;
     try {
       if (!discover) return await this.refreshKeys(targets, restarted, observedBy, failoverFrom);
-      const reader = new BatchReader((batch: KnownKey[]) => this.readBatch(batch), SAMPLE_BATCH, READS_IN_FLIGHT);
+      const reader = new BatchReader((batch: KnownKey[]) => this.readBatch(batch, true), SAMPLE_BATCH, READS_IN_FLIGHT);
       const unique = uniqueKeys(targets);
       const discovered = this.discover(reader, new Set(unique.map((t) => t.key.toString("latin1"))));
       // The reads already started are awaited even when the pass fails, so none outlives this refresh.
@@ -759,8 +765,11 @@ export class RedisSource {
     return at !== undefined && at > seq;
   }
 
-  /** One metered read of a batch of keys (pipelined TYPE, PTTL and the bounded read). */
-  private async readBatch(batch: KnownKey[]): Promise<BatchRead> {
+  /**
+   * One metered read of a batch of keys (pipelined TYPE, PTTL and the bounded read); `withCompanions`, then one of
+   * the companion keys its samples name (refreshKeys uses those its locks still need, and reads the rest itself).
+   */
+  private async readBatch(batch: KnownKey[], withCompanions = false): Promise<BatchRead> {
     const seq = this.writeSeq;
     const samples = await this.metered("read", batch.length, () =>
       this.port.sample(
@@ -769,7 +778,39 @@ export class RedisSource {
         this.opts.valuePreviewBytes,
       ),
     );
-    return { batch, samples, at: this.now(), seq };
+    const at = this.now();
+    const facts = samples.map((s, j) => {
+      const text = s.key.toString("utf8");
+      const digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
+      return { id: batch[j]!.id ?? this.idOf(s.key), text, digest, companions: companionKeysFor(text, s) };
+    });
+    if (!withCompanions) return { batch, samples, at, seq, facts };
+    return {
+      batch,
+      samples,
+      at,
+      seq,
+      facts,
+      companions: await this.readCompanions(facts.flatMap((f) => f.companions)),
+    };
+  }
+
+  /** Bounded reads of companion key names, SAMPLE_BATCH at a time: name -> sample. */
+  private async readCompanions(names: readonly string[]): Promise<Map<string, KeySample>> {
+    const out = new Map<string, KeySample>();
+    const unique = [...new Set(names)];
+    for (let i = 0; i < unique.length; i += SAMPLE_BATCH) {
+      const batch = unique.slice(i, i + SAMPLE_BATCH);
+      const samples = await this.metered("read", batch.length, () =>
+        this.port.sample(
+          batch.map((c) => Buffer.from(c, "utf8")),
+          [],
+          this.opts.valuePreviewBytes,
+        ),
+      );
+      samples.forEach((s, j) => out.set(batch[j]!, s));
+    }
+    return out;
   }
 
   /** Reads `all` batch by batch, then applies those reads and `readAlready` (in that order) to the tracker. */
@@ -780,10 +821,10 @@ export class RedisSource {
     failoverFrom: string | null,
     readAlready: readonly BatchRead[] = [],
   ): Promise<TrackerOutput> {
-    const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
+    const sampled: Array<{ s: KeySample; text: string; at: number; id: string; companions: string[] }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
-    const note = ({ batch, samples, at, seq }: BatchRead) => {
+    const note = ({ batch, samples, at, seq, facts }: BatchRead) => {
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
         // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
@@ -792,7 +833,7 @@ export class RedisSource {
           this.dirty.set(k, batch[j]!.key);
           return;
         }
-        const id = batch[j]!.id ?? this.idOf(s.key);
+        const { id, text, digest } = facts[j]!;
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
           this.keysById.delete(id);
@@ -808,12 +849,12 @@ export class RedisSource {
         entry.type = s.type;
         entry.id = id;
         entry.readAtMs = at;
-        entry.digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
+        entry.digest = digest;
         entry.companions = undefined;
         if (!this.known.has(k)) this.known.set(k, entry);
         this.noteDeadline(entry, at, s.pttl);
         this.keysById.set(id, entry.key);
-        sampled.push({ s, text: s.key.toString("utf8"), at, id });
+        sampled.push({ s, text, at, id, companions: facts[j]!.companions });
       });
     };
     for (let i = 0; i < all.length; i += SAMPLE_BATCH) note(await this.readBatch(all.slice(i, i + SAMPLE_BATCH)));
@@ -832,23 +873,20 @@ export class RedisSource {
     const wanted = new Set<string>();
     const withCompanions: Array<{ entry: KnownKey; names: string[] }> = [];
     for (const x of locks) {
-      const companionKeys = companionKeysFor(x.text, x.s);
+      const companionKeys = x.companions;
       const entry = companionKeys.length > 0 ? this.known.get(x.s.key.toString("latin1")) : undefined;
       if (entry) withCompanions.push({ entry, names: companionKeys });
       for (const c of companionKeys) if (!related.has(c)) wanted.add(c);
     }
-    const companions = [...wanted];
-    for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
-      const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.metered("read", batch.length, () =>
-        this.port.sample(
-          batch.map((c) => Buffer.from(c, "utf8")),
-          [],
-          this.opts.valuePreviewBytes,
-        ),
-      );
-      samples.forEach((s, j) => related.set(batch[j]!, s));
+    // Companions read during the pass stand; the rest are read now.
+    const early = new Map(readAlready.flatMap((r) => (r.companions ? [...r.companions] : [])));
+    const late: string[] = [];
+    for (const c of wanted) {
+      const sample = early.get(c);
+      if (sample) related.set(c, sample);
+      else late.push(c);
     }
+    for (const [c, sample] of await this.readCompanions(late)) related.set(c, sample);
     // What such a lock shows depends on its companions too. While none of them exists, the sweep's cheap re-read
     // covers them with one EXISTS; once one exists, its content matters (a queue's waiters, a lease's TTL), which
     // EXISTS cannot vouch for: the sweep then reads the lock fully.
