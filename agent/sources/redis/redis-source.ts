@@ -130,8 +130,8 @@ interface KnownKey {
 
 /**
  * One batch of keys read together: the samples, when they were read, the write sequence just before, and per
- * sample what follows from it alone (its lock id, name, content digest and companion key names). A batch read
- * during the SCAN pass also carries its locks' companions, read right after it.
+ * sample what follows from it alone (its lock id, name, content digest and companion key names), worked out as
+ * the batch arrives (during the SCAN pass, for new keys) rather than after the pass.
  */
 interface BatchRead {
   batch: KnownKey[];
@@ -139,7 +139,6 @@ interface BatchRead {
   at: number;
   seq: number;
   facts: Array<{ id: string; text: string; digest: string | undefined; companions: string[] }>;
-  companions?: ReadonlyMap<string, KeySample>;
 }
 
 export type ChangeDetection = "track" | "poll";
@@ -741,7 +740,7 @@ export class RedisSource {
     this.refreshesRunning++;
     try {
       if (!discover) return await this.refreshKeys(targets, restarted, observedBy, failoverFrom);
-      const reader = new BatchReader((batch: KnownKey[]) => this.readBatch(batch, true), SAMPLE_BATCH, READS_IN_FLIGHT);
+      const reader = new BatchReader((batch: KnownKey[]) => this.readBatch(batch), SAMPLE_BATCH, READS_IN_FLIGHT);
       const unique = uniqueKeys(targets);
       const discovered = this.discover(reader, new Set(unique.map((t) => t.key.toString("latin1"))));
       // The reads already started are awaited even when the pass fails, so none outlives this refresh.
@@ -765,11 +764,8 @@ export class RedisSource {
     return at !== undefined && at > seq;
   }
 
-  /**
-   * One metered read of a batch of keys (pipelined TYPE, PTTL and the bounded read); `withCompanions`, then one of
-   * the companion keys its samples name (refreshKeys uses those its locks still need, and reads the rest itself).
-   */
-  private async readBatch(batch: KnownKey[], withCompanions = false): Promise<BatchRead> {
+  /** One metered read of a batch of keys (pipelined TYPE, PTTL and the bounded read). */
+  private async readBatch(batch: KnownKey[]): Promise<BatchRead> {
     const seq = this.writeSeq;
     const samples = await this.metered("read", batch.length, () =>
       this.port.sample(
@@ -784,15 +780,7 @@ export class RedisSource {
       const digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
       return { id: batch[j]!.id ?? this.idOf(s.key), text, digest, companions: companionKeysFor(text, s) };
     });
-    if (!withCompanions) return { batch, samples, at, seq, facts };
-    return {
-      batch,
-      samples,
-      at,
-      seq,
-      facts,
-      companions: await this.readCompanions(facts.flatMap((f) => f.companions)),
-    };
+    return { batch, samples, at, seq, facts };
   }
 
   /** Bounded reads of companion key names, SAMPLE_BATCH at a time: name -> sample. */
@@ -878,15 +866,9 @@ export class RedisSource {
       if (entry) withCompanions.push({ entry, names: companionKeys });
       for (const c of companionKeys) if (!related.has(c)) wanted.add(c);
     }
-    // Companions read during the pass stand; the rest are read now.
-    const early = new Map(readAlready.flatMap((r) => (r.companions ? [...r.companions] : [])));
-    const late: string[] = [];
-    for (const c of wanted) {
-      const sample = early.get(c);
-      if (sample) related.set(c, sample);
-      else late.push(c);
-    }
-    for (const [c, sample] of await this.readCompanions(late)) related.set(c, sample);
+    // After the pass: reading them during it (a pipeline after each batch) made the pass longer on the loaded
+    // bench machine than it saved after it.
+    for (const [c, sample] of await this.readCompanions([...wanted])) related.set(c, sample);
     // What such a lock shows depends on its companions too. While none of them exists, the sweep's cheap re-read
     // covers them with one EXISTS; once one exists, its content matters (a queue's waiters, a lease's TTL), which
     // EXISTS cannot vouch for: the sweep then reads the lock fully.
