@@ -3,16 +3,24 @@
  * `\` escaping. The agent matches client-side so that one SCAN pass serves every pattern instead of one per pattern.
  */
 export function compileGlob(pattern: string): RegExp {
-  let re = "^";
+  return new RegExp(`^${globTokens(pattern).join("")}$`);
+}
+
+/**
+ * The pattern as regular-expression pieces, one per glob token: `[\s\S]*` for `*`, `[\s\S]` for `?`, and for a
+ * class or a literal character a piece that matches exactly one character.
+ */
+function globTokens(pattern: string): string[] {
+  const out: string[] = [];
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
-    if (c === "*") re += "[\\s\\S]*";
-    else if (c === "?") re += "[\\s\\S]";
-    else if (c === "\\" && i + 1 < pattern.length) re += escapeRegex(pattern[++i]!);
+    if (c === "*") out.push(ANY_RUN);
+    else if (c === "?") out.push(ANY_ONE);
+    else if (c === "\\" && i + 1 < pattern.length) out.push(escapeRegex(pattern[++i]!));
     else if (c === "[") {
       const end = findClassEnd(pattern, i);
       if (end < 0) {
-        re += "\\[";
+        out.push("\\[");
         continue;
       }
       let body = pattern.slice(i + 1, end);
@@ -21,12 +29,15 @@ export function compileGlob(pattern: string): RegExp {
         negate = true;
         body = body.slice(1);
       }
-      re += `[${negate ? "^" : ""}${classBody(body)}]`;
+      out.push(`[${negate ? "^" : ""}${classBody(body)}]`);
       i = end;
-    } else re += escapeRegex(c);
+    } else out.push(escapeRegex(c));
   }
-  return new RegExp(re + "$");
+  return out;
 }
+
+const ANY_RUN = "[\\s\\S]*";
+const ANY_ONE = "[\\s\\S]";
 
 function findClassEnd(p: string, start: number): number {
   for (let j = start + 1; j < p.length; j++) {
@@ -56,4 +67,48 @@ export function compilePatterns(patterns: readonly string[]): (key: string) => b
   if (patterns.length === 0) return () => false;
   const one = new RegExp(patterns.map((p) => `(?:${compileGlob(p).source})`).join("|"));
   return (key) => one.test(key);
+}
+
+/** Distinct byte classes the prefilter tracks: bits of a small integer. More are left out (a weaker filter). */
+const MAX_CLASSES = 30;
+
+/**
+ * A cheap necessary condition for compilePatterns on a key's raw bytes (patterns given as latin1, one character per
+ * byte, as the Redis source gives them): each character class or literal of a pattern must match one byte of any
+ * key the pattern matches, so a key that lacks every byte of some class of each pattern cannot match. False means
+ * "matches none"; true means "test it with the regular expression". A SCAN pass tests a million keys with it
+ * without making a string of each (the default patterns' classes, l/L o/O c/C k/K and so on, rule out most keys).
+ */
+export function compileBytePrefilter(patterns: readonly string[]): (key: Uint8Array) => boolean {
+  if (patterns.length === 0) return () => false;
+  const classes = new Map<string, number>();
+  const byteBits = new Int32Array(256);
+  const needs: number[] = [];
+  for (const pattern of patterns) {
+    let need = 0;
+    for (const token of globTokens(pattern)) {
+      if (token === ANY_RUN || token === ANY_ONE) continue;
+      const one = new RegExp(`^${token}$`);
+      const members: number[] = [];
+      for (let b = 0; b < 256; b++) if (one.test(String.fromCharCode(b))) members.push(b);
+      const signature = members.join();
+      let bit = classes.get(signature);
+      if (bit === undefined) {
+        if (classes.size >= MAX_CLASSES) continue;
+        bit = 1 << classes.size;
+        classes.set(signature, bit);
+        for (const b of members) byteBits[b]! |= bit;
+      }
+      need |= bit;
+    }
+    // A pattern without a class or literal (`*`, `??`) can match any key of the right length: no filter at all.
+    if (need === 0) return () => true;
+    needs.push(need);
+  }
+  return (key) => {
+    let seen = 0;
+    for (let i = 0; i < key.length; i++) seen |= byteBits[key[i]!]!;
+    for (const need of needs) if ((seen & need) === need) return true;
+    return false;
+  };
 }

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { compileGlob, compilePatterns } from "../../agent/core/glob";
+import { compileBytePrefilter, compileGlob, compilePatterns } from "../../agent/core/glob";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
+import { prng } from "../harness/prng";
+
+const latin1 = (s: string) => Buffer.from(s, "latin1");
 
 describe("compileGlob (Redis MATCH semantics)", () => {
   const cases: Array<[string, string, boolean]> = [
@@ -45,5 +48,61 @@ describe("compileGlob (Redis MATCH semantics)", () => {
     for (const k of ["session:1", "cache:user:9"]) expect(match(k), k).toBe(false);
     // A pattern match, not a lock: recognisers then label such a key generic.
     expect(match("blocks")).toBe(true);
+  });
+});
+
+describe("compileBytePrefilter (a necessary condition on the key's bytes)", () => {
+  it("rules out the filler keys of a SCAN pass and keeps every lock name the default patterns match", () => {
+    const may = compileBytePrefilter(DEFAULT_LOCK_PATTERNS);
+    for (const k of ["key:0", "key:989999", "session:1", "cache:user:9", "", "\xff\x00"]) {
+      expect(may(latin1(k)), k).toBe(false);
+    }
+    for (const k of ["lock:a", "ParentLock", "app:LOCK", "mutex:x", "job-MUTEX", "semaphore:pool", "blocks"]) {
+      expect(may(latin1(k)), k).toBe(true);
+    }
+  });
+
+  it("never rules out a key that a pattern matches (random patterns and keys)", () => {
+    const rnd = prng(20261201);
+    const alphabet = ["a", "b", "k", "K", ":", "\xe9", "*", "?", "[", "]", "^", "-", "\\"];
+    const pick = (n: number) =>
+      Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]!).join("");
+    let matched = 0;
+    let ruledOut = 0;
+    for (let round = 0; round < 300; round++) {
+      const patterns = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick(1 + Math.floor(rnd() * 6)));
+      const full = compilePatterns(patterns);
+      const may = compileBytePrefilter(patterns);
+      for (let i = 0; i < 60; i++) {
+        const key = pick(Math.floor(rnd() * 8)).replace(/[*?[\]^\\-]/g, "");
+        const m = full(key);
+        if (m) matched++;
+        if (!may(latin1(key))) {
+          ruledOut++;
+          expect(m, `${JSON.stringify(patterns)} ${JSON.stringify(key)}`).toBe(false);
+        }
+      }
+    }
+    // Both sides were exercised: keys that match, and keys the filter rules out.
+    expect(matched).toBeGreaterThan(100);
+    expect(ruledOut).toBeGreaterThan(1000);
+  });
+
+  it("lets everything through when a pattern has no literal or class (`*`, `??`), and nothing with no pattern", () => {
+    expect(compileBytePrefilter(["lock:*", "*"])(latin1("key:1"))).toBe(true);
+    expect(compileBytePrefilter(["??"])(latin1("xy"))).toBe(true);
+    expect(compileBytePrefilter([])(latin1("lock:1"))).toBe(false);
+  });
+
+  it("reads classes, ranges, negation and escapes as the glob does", () => {
+    const may = compileBytePrefilter(["h[a-c]llo", "x\\*y"]);
+    expect(may(latin1("hbllo"))).toBe(true);
+    expect(may(latin1("hdllo"))).toBe(false); // no byte of [a-c]
+    expect(may(latin1("cab"))).toBe(false); // no h, l or o
+    expect(may(latin1("olhb"))).toBe(true); // every class is there: the regular expression decides (no match)
+    expect(may(latin1("x*y"))).toBe(true);
+    expect(may(latin1("hxy"))).toBe(false); // no a-c, and no "*" for the second pattern
+    expect(compileBytePrefilter(["[^a]"])(latin1("a"))).toBe(false);
+    expect(compileBytePrefilter(["[^a]"])(latin1("b"))).toBe(true);
   });
 });

@@ -8,6 +8,7 @@ import { slotsContain, type SlotRange } from "../../agent/sources/redis/cluster-
 import { RedisClusterSource, type ClusterNodeHandle } from "../../agent/sources/redis/redis-cluster-source";
 import type { KeySample, RedisLockPort, RedisNodePort } from "../../agent/sources/redis/redis-port";
 import type { RedisReleasePort } from "../../agent/sources/redis/redis-release";
+import type { RedisSource } from "../../agent/sources/redis/redis-source";
 
 /** Test keys carry their slot in their name (`lock:s<slot>:...`), in place of CRC16. */
 const slotOf = (key: string) => Number(/:s(\d+):/.exec(key)?.[1] ?? 0);
@@ -37,8 +38,23 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
     return { cursor: "0", keys: [...this.keys.keys()].map((k) => Buffer.from(k)) };
   }
 
+  sampled = 0;
+  resampled = 0;
+
   async sample(keys: Buffer[]): Promise<KeySample[]> {
     this.check();
+    this.sampled += keys.length;
+    return this.read(keys);
+  }
+
+  /** The sweep's cheap re-read: the same answer, or null (the full read decides) for a key this node does not serve. */
+  async resample(keys: Buffer[]): Promise<Array<KeySample | null>> {
+    this.check();
+    this.resampled += keys.length;
+    return this.read(keys).map((s) => (s.moved === undefined ? s : null));
+  }
+
+  private read(keys: Buffer[]): KeySample[] {
     return keys.map((key) => {
       const k = key.toString();
       const slot = slotOf(k);
@@ -47,7 +63,8 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
       }
       const v = this.keys.get(k);
       if (v === undefined) return { key, type: "none", pttl: -2 };
-      return { key, type: "string", pttl: 60_000, string: { prefix: Buffer.from(v), length: v.length } };
+      // Leases count down with the cluster's clock, as on a real server.
+      return { key, type: "string", pttl: 60_000 - (this.cluster.nowMs - clock), string: { prefix: Buffer.from(v), length: v.length } };
     });
   }
 
@@ -89,6 +106,8 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
 
 class FakeCluster {
   readonly nodes: FakeNode[] = [];
+  /** The test's clock (the sources' and the servers'). */
+  nowMs = clock;
   add(letter: string, port: number, slots: SlotRange[], masterOf?: FakeNode): FakeNode {
     const n = new FakeNode(this, letter.repeat(40), `127.0.0.1:${port}`);
     n.slots = slots;
@@ -120,7 +139,11 @@ class FakeCluster {
 let ids = 0;
 const clock = Date.parse("2026-01-01T00:00:00Z");
 
-function build(cluster: FakeCluster, seed: FakeNode) {
+function build(
+  cluster: FakeCluster,
+  seed: FakeNode,
+  extra: { now?: () => number; sweepMs?: number; subscribe?: (address: string, s: RedisSource) => () => void } = {},
+) {
   const lines: string[] = [];
   const source = new RedisClusterSource({
     seedId: `redis://${seed.address}/0`,
@@ -133,8 +156,10 @@ function build(cluster: FakeCluster, seed: FakeNode) {
       scanCount: 100,
       visitBudgetPerPoll: 0,
       valuePreviewBytes: 64,
-      now: () => clock,
+      now: extra.now ?? (() => clock),
+      ...(extra.sweepMs ? { sweepMs: extra.sweepMs } : {}),
     },
+    ...(extra.subscribe ? { subscribe: extra.subscribe } : {}),
     refreshMs: 60_000,
     sourceIdOf: (a) => `redis://${a}/0`,
     nodeIdOf: (a) => `redis://${a}`,
@@ -162,6 +187,34 @@ function threeMasters() {
 }
 
 describe("RedisClusterSource", () => {
+  it("sweeps each master's quiet locks in track mode with the cheap re-read, as a single node does", async () => {
+    const { c, a, b } = threeMasters();
+    const { source } = build(c, a, {
+      now: () => c.nowMs,
+      sweepMs: 1000,
+      // What the tracking connection does once CLIENT TRACKING is on for the member.
+      subscribe: (_address, member) => {
+        member.setChangeDetection("track");
+        return () => undefined;
+      },
+    });
+    await source.poll(); // tracking just enabled: every lock read once in full
+    const full = a.sampled + b.sampled;
+    expect(full).toBe(3);
+    await source.poll(); // the sweep's clock starts
+    c.nowMs += 1000; // one sweep period: every lock is due
+    const out = await source.poll();
+    expect(kinds(out.events)).toEqual([]);
+    expect(a.resampled + b.resampled).toBe(3);
+    expect(a.sampled + b.sampled).toBe(full); // no full read of an unchanged lock
+    // A changed one is read in full and reported.
+    b.keys.set("lock:s150:z", "tok-z2");
+    c.nowMs += 1000;
+    const changed = await source.poll();
+    expect(kinds(changed.events)).toEqual(["owner-changed lock:s150:z"]);
+    expect(b.sampled).toBe(2);
+  });
+
   it("watches every master, one status each, and tags each lock with the master that serves its slot", async () => {
     const { c, a } = threeMasters();
     const { source } = build(c, a);
@@ -247,7 +300,7 @@ describe("RedisClusterSource", () => {
     a.keys.delete("lock:s2:y");
     await source.poll(); // a answers MOVED for a slot it still owned in the last topology: re-read next poll
     const out = await source.poll();
-    expect(out.events).toEqual([]);
+    expect(kinds(out.events)).toEqual([]);
     expect(out.removed).toEqual([]);
     expect(source.locks().find((l) => l.id === id)!.source).toBe("redis://127.0.0.1:7002/0");
   });

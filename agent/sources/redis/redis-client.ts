@@ -45,6 +45,9 @@ type Reply = [Error | null, unknown];
  */
 const UNAVAILABLE = /^(?:ReplyError: )?(?:LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
 
+/** The types sample() reads a body of (others get TYPE and PTTL only). */
+const READ_TYPES = new Set(["string", "hash", "zset", "list", "set"]);
+
 function asNumber(r: Reply | undefined): number {
   if (!r || r[0]) return 0;
   return Number(r[1]);
@@ -58,22 +61,32 @@ export class IoredisLockPort implements RedisLockPort {
     return { cursor: next.toString(), keys };
   }
 
+  /**
+   * A key of unknown type is read as a string (most locks are), TYPE in the same pipeline: one round trip. A key
+   * that turns out to be another readable type (its string reads failed with WRONGTYPE) is read again as that
+   * type in a second pipeline, as every new key was before: TYPE first, then the reads for that type.
+   */
   async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {
-    const known = keys.map((_, i) => expectedTypes[i]);
-    // Keys whose type is unknown need TYPE first: one extra round trip for new keys only.
-    const unknown = keys.filter((_, i) => known[i] === undefined);
-    if (unknown.length > 0) {
-      const p = this.client.pipeline();
-      for (const k of unknown) p.type(k);
-      const replies = (await p.exec()) ?? [];
-      let j = 0;
-      keys.forEach((_, i) => {
-        if (known[i] === undefined) {
-          const r = replies[j++];
-          known[i] = r && !r[0] ? String(r[1]) : "none";
-        }
-      });
-    }
+    const out = await this.read(
+      keys,
+      keys.map((_, i) => expectedTypes[i] ?? "string"),
+      previewBytes,
+    );
+    const again = keys.flatMap((_, i) =>
+      expectedTypes[i] === undefined && out[i]!.type !== "string" && READ_TYPES.has(out[i]!.type) ? [i] : [],
+    );
+    if (again.length === 0) return out;
+    const second = await this.read(
+      again.map((i) => keys[i]!),
+      again.map((i) => out[i]!.type),
+      previewBytes,
+    );
+    again.forEach((i, j) => (out[i] = second[j]!));
+    return out;
+  }
+
+  /** TYPE, PTTL and, when the key is still of the given type, its length and bounded read; one pipeline. */
+  private async read(keys: Buffer[], known: readonly string[], previewBytes: number): Promise<KeySample[]> {
     const p = this.client.pipeline();
     const plan: number[] = [];
     keys.forEach((k, i) => {

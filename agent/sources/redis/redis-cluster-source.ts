@@ -95,6 +95,18 @@ class ClusterMemberPort implements RedisLockPort {
     return samples;
   }
 
+  /**
+   * The sweep's cheap re-read and companion check, as on a single node. Any error there (a MOVED, a CROSSSLOT) is
+   * a null, which sends the key to sample() above, where a redirect is judged.
+   */
+  async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
+    return this.inner.resample ? this.inner.resample(keys, types, previewBytes) : keys.map(() => null);
+  }
+
+  async countExisting(groups: Buffer[][]) {
+    return this.inner.countExisting ? this.inner.countExisting(groups) : groups.map(() => null);
+  }
+
   numsub(channels: string[]) {
     return this.inner.numsub(channels);
   }

@@ -4,7 +4,8 @@ import { cutPrefix, escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
 import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
 import { lockId } from "../../core/lock-id";
-import { compilePatterns } from "../../core/glob";
+import { BatchReader } from "../../core/batch-reader";
+import { compileBytePrefilter, compilePatterns } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
 import { fingerprintHex } from "../../release/fingerprint";
@@ -85,6 +86,11 @@ const SAMPLE_BATCH = 250;
 export const SWEEP_BUDGET_SHARE = 0.5;
 /** Most keys one poll's sweep slice takes (2,000 a second is 120,000 a minute at 1 s polls). */
 const MAX_SWEEP_SLICE = 2000;
+/**
+ * With an unlimited budget, batches of new keys are read while the SCAN pass goes on, at most this many at once on
+ * the connection (each batch is one pipeline): the reads ride in the gaps of the SCAN round trips.
+ */
+const READS_IN_FLIGHT = 2;
 /** Channels per PUBSUB NUMSUB call. */
 const NUMSUB_BATCH = 500;
 /** Rules for locks that have no TTL by design (Redisson semaphores hold a permit count, not a lease). */
@@ -122,6 +128,19 @@ interface KnownKey {
   subscribers?: number;
 }
 
+/**
+ * One batch of keys read together: the samples, when they were read, the write sequence just before, and per
+ * sample what follows from it alone (its lock id, name, content digest and companion key names), worked out as
+ * the batch arrives (during the SCAN pass, for new keys) rather than after the pass.
+ */
+interface BatchRead {
+  batch: KnownKey[];
+  samples: KeySample[];
+  at: number;
+  seq: number;
+  facts: Array<{ id: string; text: string; digest: string | undefined; companions: string[] }>;
+}
+
 export type ChangeDetection = "track" | "poll";
 
 /** Key names longer than this are re-read only when announced or at lease end (and in poll mode by the sweep). */
@@ -138,6 +157,8 @@ export class RedisSource {
   /** lockId -> raw key, for acting on a lock the dashboard names by id. */
   private readonly keysById = new Map<string, Buffer>();
   private readonly matches: (key: string) => boolean;
+  /** A necessary condition for `matches` on the raw bytes: a scanned key failing it never becomes a string. */
+  private readonly mayMatch: (key: Uint8Array) => boolean;
   private readonly now: () => number;
   private cursor = "0";
   private passStartedMs = 0;
@@ -220,6 +241,7 @@ export class RedisSource {
     // SCAN returns raw bytes; patterns are matched against the key's bytes read as latin1, one char per byte.
     const latin1 = opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1"));
     this.matches = compilePatterns(latin1);
+    this.mayMatch = compileBytePrefilter(latin1);
   }
 
   status(): SourceStatus {
@@ -317,12 +339,18 @@ export class RedisSource {
         sweptChargeMs = this.budget.spentMs - spent0;
         targets = [...dirty, ...swept];
       }
-      const discovered = await this.discover();
-      const reads = uniqueKeys([...targets, ...discovered]);
-      const spent1 = this.budget.spentMs;
-      const out = await this.refresh(reads, restarted, "poll", failoverFrom);
-      // The sweep's part of the budget pays for its checks and its share of the full reads.
-      if (!full && reads.length > 0) sweptChargeMs += ((this.budget.spentMs - spent1) * swept.length) / reads.length;
+      let out: TrackerOutput;
+      if (this.budget.unlimited) {
+        // Nothing to pace (and no share of the reads for the sweep to pay): new keys are read during the pass.
+        out = await this.refresh(targets, restarted, "poll", failoverFrom, true);
+      } else {
+        const discovered = await this.discover(null, new Set());
+        const reads = uniqueKeys([...targets, ...discovered]);
+        const spent1 = this.budget.spentMs;
+        out = await this.refresh(reads, restarted, "poll", failoverFrom);
+        // The sweep's part of the budget pays for its checks and its share of the full reads.
+        if (!full && reads.length > 0) sweptChargeMs += ((this.budget.spentMs - spent1) * swept.length) / reads.length;
+      }
       this.sweepBudget.spend(sweptChargeMs);
       // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
       if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
@@ -612,9 +640,25 @@ export class RedisSource {
     return restarted;
   }
 
-  /** Advances the SCAN pass within the poll's budget; returns matching keys not tracked yet. */
-  private async discover(): Promise<KnownKey[]> {
+  /**
+   * Advances the SCAN pass within the poll's budget; returns matching keys not tracked yet (none of `skip`), or,
+   * given a reader, hands them to it as they are found. Each SCAN step is sent before the previous step's keys are
+   * matched, so the server works on it meanwhile (one step in flight, decided as before: within both budgets).
+   */
+  private async discover(
+    reader: BatchReader<KnownKey, BatchRead> | null,
+    skip: ReadonlySet<string>,
+  ): Promise<KnownKey[]> {
     const found: KnownKey[] = [];
+    // Two companions of one lock name the same owner, and a pass may return a key twice: each is read once.
+    const seen = new Set(skip);
+    const add = (key: Buffer) => {
+      const k = key.toString("latin1");
+      if (seen.has(k)) return;
+      seen.add(k);
+      if (reader) reader.add({ key, type: "" });
+      else found.push({ key, type: "" });
+    };
     const budget = this.opts.visitBudgetPerPoll;
     let spent = this.known.size * 4;
     if (this.cursor === "0") this.passStartedMs = this.now();
@@ -622,30 +666,38 @@ export class RedisSource {
     if (this.detection === "track") spent = 0;
     // The server-time budget paces the pass: no step while lockscope's recent commands cost more than allowed.
     if (!this.budget.allows()) return [];
+    const step = () => this.metered("scan", 1, () => this.port.scan(this.cursor, this.opts.scanCount));
     // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
-    do {
-      const { cursor, keys } = await this.metered("scan", 1, () => this.port.scan(this.cursor, this.opts.scanCount));
+    let next: ReturnType<typeof step> | null = step();
+    while (next) {
+      const { cursor, keys } = await next;
       this.cursor = cursor;
       spent += this.opts.scanCount;
+      next = null;
+      if (cursor !== "0" && (budget === 0 || spent < budget) && this.budget.allows()) {
+        next = step();
+        // Awaited on the next turn; a failure meanwhile must not count as unhandled.
+        next.catch(() => undefined);
+      }
       for (const key of keys) {
+        // Most scanned keys fail the byte test and never become a string.
+        if (!this.mayMatch(key)) continue;
         const k = key.toString("latin1");
-        if (this.known.has(k) || !this.matches(k)) continue;
+        if (!this.matches(k) || this.known.has(k)) continue;
         // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
-        found.push({ key: Buffer.from(key), type: "" });
+        add(Buffer.from(key));
         // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern.
         const owner = companionOwner(key.toString("utf8"));
         const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
-        if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) found.push({ key: ownerKey, type: "" });
+        if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) add(ownerKey);
       }
       if (cursor === "0") {
         const end = this.now();
         this.lastScanMs = end - this.passStartedMs;
         this.lastScanAt = new Date(end).toISOString();
-        break;
       }
-    } while ((budget === 0 || spent < budget) && this.budget.allows());
-    // Two companions of one lock name the same owner: read it once.
-    return [...new Map(found.map((f) => [f.key.toString("latin1"), f])).values()];
+    }
+    return found;
   }
 
   /**
@@ -672,15 +724,34 @@ export class RedisSource {
     }
   }
 
+  /**
+   * Reads `targets` and applies what was read. With `discover` (a poll with an unlimited budget), also the keys the
+   * SCAN pass finds, read while the pass goes on (READS_IN_FLIGHT batches at a time: the pass is the critical path
+   * and the reads fill its round trips). A paced poll runs the pass first and reads its keys with the targets, so
+   * that the budget charges each batch alone (a reply time measured alongside another would count both).
+   */
   private async refresh(
-    all: KnownKey[],
+    targets: KnownKey[],
     restarted: boolean,
     observedBy: "poll" | "notification" | "lease-end",
     failoverFrom: string | null = null,
+    discover = false,
   ): Promise<TrackerOutput> {
     this.refreshesRunning++;
     try {
-      return await this.refreshKeys(all, restarted, observedBy, failoverFrom);
+      if (!discover) return await this.refreshKeys(targets, restarted, observedBy, failoverFrom);
+      const reader = new BatchReader((batch: KnownKey[]) => this.readBatch(batch), SAMPLE_BATCH, READS_IN_FLIGHT);
+      const unique = uniqueKeys(targets);
+      const discovered = this.discover(reader, new Set(unique.map((t) => t.key.toString("latin1"))));
+      // The reads already started are awaited even when the pass fails, so none outlives this refresh.
+      const reads = discovered.then(
+        () => reader.finish(),
+        async (err: unknown) => {
+          await reader.finish().catch(() => undefined);
+          throw err;
+        },
+      );
+      return await this.refreshKeys(unique, restarted, observedBy, failoverFrom, await reads);
     } finally {
       // With no refresh in flight, no sample older than a release can arrive any more.
       if (--this.refreshesRunning === 0) this.releasedAt.clear();
@@ -693,26 +764,55 @@ export class RedisSource {
     return at !== undefined && at > seq;
   }
 
+  /** One metered read of a batch of keys (pipelined TYPE, PTTL and the bounded read). */
+  private async readBatch(batch: KnownKey[]): Promise<BatchRead> {
+    const seq = this.writeSeq;
+    const samples = await this.metered("read", batch.length, () =>
+      this.port.sample(
+        batch.map((b) => b.key),
+        batch.map((b) => b.type || undefined),
+        this.opts.valuePreviewBytes,
+      ),
+    );
+    const at = this.now();
+    const facts = samples.map((s, j) => {
+      const text = s.key.toString("utf8");
+      const digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
+      return { id: batch[j]!.id ?? this.idOf(s.key), text, digest, companions: companionKeysFor(text, s) };
+    });
+    return { batch, samples, at, seq, facts };
+  }
+
+  /** Bounded reads of companion key names, SAMPLE_BATCH at a time: name -> sample. */
+  private async readCompanions(names: readonly string[]): Promise<Map<string, KeySample>> {
+    const out = new Map<string, KeySample>();
+    const unique = [...new Set(names)];
+    for (let i = 0; i < unique.length; i += SAMPLE_BATCH) {
+      const batch = unique.slice(i, i + SAMPLE_BATCH);
+      const samples = await this.metered("read", batch.length, () =>
+        this.port.sample(
+          batch.map((c) => Buffer.from(c, "utf8")),
+          [],
+          this.opts.valuePreviewBytes,
+        ),
+      );
+      samples.forEach((s, j) => out.set(batch[j]!, s));
+    }
+    return out;
+  }
+
+  /** Reads `all` batch by batch, then applies those reads and `readAlready` (in that order) to the tracker. */
   private async refreshKeys(
     all: KnownKey[],
     restarted: boolean,
     observedBy: "poll" | "notification" | "lease-end",
     failoverFrom: string | null,
+    readAlready: readonly BatchRead[] = [],
   ): Promise<TrackerOutput> {
-    const sampled: Array<{ s: KeySample; text: string; at: number; id: string }> = [];
+    const sampled: Array<{ s: KeySample; text: string; at: number; id: string; companions: string[] }> = [];
     const gone: Array<{ id: string; atMs: number }> = [];
     const movedAway: string[] = [];
-    for (let i = 0; i < all.length; i += SAMPLE_BATCH) {
-      const batch = all.slice(i, i + SAMPLE_BATCH);
-      const seq = this.writeSeq;
-      const samples = await this.metered("read", batch.length, () =>
-        this.port.sample(
-          batch.map((b) => b.key),
-          batch.map((b) => b.type || undefined),
-          this.opts.valuePreviewBytes,
-        ),
-      );
-      const at = this.now();
+    const note = ({ batch, samples, at, seq, facts }: BatchRead) => {
       samples.forEach((s, j) => {
         const k = batch[j]!.key.toString("latin1");
         // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
@@ -721,7 +821,7 @@ export class RedisSource {
           this.dirty.set(k, batch[j]!.key);
           return;
         }
-        const id = batch[j]!.id ?? this.idOf(s.key);
+        const { id, text, digest } = facts[j]!;
         if (s.moved !== undefined) {
           // Resharding moved the key's slot to another cluster node, which reports it from now on: not a release.
           this.keysById.delete(id);
@@ -737,14 +837,16 @@ export class RedisSource {
         entry.type = s.type;
         entry.id = id;
         entry.readAtMs = at;
-        entry.digest = contentDigest(s, this.opts.valuePreviewBytes, PAGE) ?? undefined;
+        entry.digest = digest;
         entry.companions = undefined;
         if (!this.known.has(k)) this.known.set(k, entry);
         this.noteDeadline(entry, at, s.pttl);
         this.keysById.set(id, entry.key);
-        sampled.push({ s, text: s.key.toString("utf8"), at, id });
+        sampled.push({ s, text, at, id, companions: facts[j]!.companions });
       });
-    }
+    };
+    for (let i = 0; i < all.length; i += SAMPLE_BATCH) note(await this.readBatch(all.slice(i, i + SAMPLE_BATCH)));
+    for (const r of readAlready) note(r);
 
     // A key that only belongs to another lock (a Redisson fair-lock queue, a read hold's lease) folds into that
     // lock when the lock itself is present; alone, it is listed (a leftover queue is worth seeing).
@@ -759,23 +861,14 @@ export class RedisSource {
     const wanted = new Set<string>();
     const withCompanions: Array<{ entry: KnownKey; names: string[] }> = [];
     for (const x of locks) {
-      const companionKeys = companionKeysFor(x.text, x.s);
+      const companionKeys = x.companions;
       const entry = companionKeys.length > 0 ? this.known.get(x.s.key.toString("latin1")) : undefined;
       if (entry) withCompanions.push({ entry, names: companionKeys });
       for (const c of companionKeys) if (!related.has(c)) wanted.add(c);
     }
-    const companions = [...wanted];
-    for (let i = 0; i < companions.length; i += SAMPLE_BATCH) {
-      const batch = companions.slice(i, i + SAMPLE_BATCH);
-      const samples = await this.metered("read", batch.length, () =>
-        this.port.sample(
-          batch.map((c) => Buffer.from(c, "utf8")),
-          [],
-          this.opts.valuePreviewBytes,
-        ),
-      );
-      samples.forEach((s, j) => related.set(batch[j]!, s));
-    }
+    // After the pass: reading them during it (a pipeline after each batch) made the pass longer on the loaded
+    // bench machine than it saved after it.
+    for (const [c, sample] of await this.readCompanions([...wanted])) related.set(c, sample);
     // What such a lock shows depends on its companions too. While none of them exists, the sweep's cheap re-read
     // covers them with one EXISTS; once one exists, its content matters (a queue's waiters, a lease's TTL), which
     // EXISTS cannot vouch for: the sweep then reads the lock fully.

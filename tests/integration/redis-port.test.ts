@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Redis } from "ioredis";
+import { IoredisLockPort } from "../../agent/sources/redis/redis-client";
+import { startRedis, type RedisServer } from "../harness/redis";
+
+let redis: RedisServer;
+let admin: Redis;
+let reader: Redis;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  admin = redis.client();
+  reader = redis.client();
+});
+
+afterAll(async () => {
+  reader?.disconnect();
+  admin?.disconnect();
+  await redis?.stop();
+});
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats. */
+async function calls(): Promise<Map<string, number>> {
+  const info = await admin.info("commandstats");
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([a-z0-9|_-]+):calls=(\d+)/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+describe("IoredisLockPort.sample on a real server", () => {
+  it("reads a new key's TYPE in the same pipeline as its reads: one round of TYPE for strings and missing keys", async () => {
+    await admin.set("lock:s1", "token-1", "PX", 60_000);
+    await admin.set("lock:s2", "x".repeat(300));
+    await admin.hset("lock:h", "8d6f:1", "1");
+    await admin.pexpire("lock:h", 60_000);
+    await admin.zadd("semaphore:z", 1, "a", 2, "b");
+    await admin.rpush("lock:l", "w1", "w2");
+    await admin.sadd("lock:set", "m1");
+    const names = ["lock:s1", "lock:s2", "lock:h", "semaphore:z", "lock:l", "lock:set", "lock:missing"];
+    const keys = names.map((n) => Buffer.from(n));
+    const port = new IoredisLockPort(reader);
+
+    // What the same keys read as when their types are known: the reference.
+    const types = ["string", "string", "hash", "zset", "list", "set", "none"];
+    const known = await port.sample(keys, types, 256);
+    await admin.config("RESETSTAT");
+    const fresh = await port.sample(keys, [], 256);
+    const stats = await calls();
+
+    expect(fresh.map((s) => s.type)).toEqual(types);
+    for (const [i, s] of fresh.entries()) {
+      // Same sample but for the remaining lease, which counts down between the two reads.
+      expect({ ...s, pttl: 0 }, names[i]).toEqual({ ...known[i]!, pttl: 0 });
+      expect(Math.abs(s.pttl - known[i]!.pttl), names[i]).toBeLessThan(1000);
+    }
+    expect(fresh[1]!.string).toMatchObject({ length: 300 });
+    expect(fresh[2]!.hash?.fields.map(([f, v]) => `${f.toString()}=${v.toString()}`)).toEqual(["8d6f:1=1"]);
+    expect(fresh[3]!.zset?.members.map(([m, sc]) => `${m.toString()}:${sc}`)).toEqual(["a:1", "b:2"]);
+    // Each string and the missing key: one TYPE; each of the 4 other types: a second pipeline with its own TYPE.
+    // Before, every new key took a TYPE round trip first and a second TYPE with its reads: 14.
+    expect(stats.get("type")).toBe(3 + 4 * 2);
+    expect(stats.get("strlen")).toBe(7);
+    expect(stats.get("getrange")).toBe(7);
+    expect(stats.get("hscan")).toBe(1);
+  });
+});
