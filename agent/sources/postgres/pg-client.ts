@@ -33,14 +33,14 @@ export class NodePgPort implements PgPort {
   async snapshot(
     maxLocks: number,
     queryChars: number,
-    knownSignature: string | null,
+    knownBuckets: ReadonlyArray<string | null> | null,
     knownSessions: number[] | null = null,
     showQueries = false,
   ): Promise<unknown> {
     const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [
       maxLocks,
       queryChars,
-      knownSignature,
+      knownBuckets,
       knownSessions,
       showQueries,
     ]);

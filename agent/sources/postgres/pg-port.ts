@@ -2,14 +2,15 @@
 export interface PgPort {
   /**
    * PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. With the signature of
-   * the lock rows the agent already has, the server leaves the rows out when its own signature is the same; with the
-   * hashes of the session rows it has, the server leaves those sessions out. A session's query text comes only with
+   * each bucket of lock rows the agent already has (PG_LOCK_BUCKETS entries, null: not known), the server sends only
+   * the buckets whose signature is not the same (null: every bucket); with the hashes of the session rows it has,
+   * the server leaves those sessions out. A session's query text comes only with
    * showQueries, or while it is inside a transaction (the level's evidence needs it only then).
    */
   snapshot(
     maxLocks: number,
     queryChars: number,
-    knownSignature: string | null,
+    knownBuckets: ReadonlyArray<string | null> | null,
     knownSessions?: number[] | null,
     showQueries?: boolean,
   ): Promise<unknown>;
