@@ -213,11 +213,16 @@ async function benchOn(serverUrl: string, where: string) {
     const q = settings.showQueries;
     /** A full read, as the agent keeps it (its buckets and session rows). */
     const fullRead = async (): Promise<KnownPgLocks> => {
-      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q])).rows[0]!.snapshot;
+      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null])).rows[0]!
+        .snapshot;
       const snap = parsePgSnapshot(raw, null, pgPollAsk(null), settings.maxLocks);
-      return { buckets: snap.buckets, sessions: new Map(snap.sessions.map((x) => [x.pid, x])) };
+      return {
+        signature: snap.signature,
+        buckets: snap.buckets,
+        sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
+      };
     };
-    const params = (ask: PgPollAsk) => [...p, ask.bucketSignatures, ask.sessionHashes, q];
+    const params = (ask: PgPollAsk) => [...p, ask.signature, ask.sessionHashes, q, ask.bucketSignatures];
     // The statement before (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g. `git show
     // main:agent/sources/postgres/pg-poll-sql.ts` saved to a file), timed in the same rounds. It takes $1-$3 (one
     // signature of every lock row), $1-$4 with the session hashes, or $1-$5 as the one at main.
@@ -247,8 +252,8 @@ async function benchOn(serverUrl: string, where: string) {
     // asks (the changed bucket comes, plus the bucket and the slice of sessions it asks for again in turn); unchanged,
     // as the agent asks (only the bucket and sessions asked for again); unchanged without asking anything again.
     const cases: Record<string, StatementCase> = {
-      full: { sql: PG_POLL_SQL, params: [...p, null, null, q] },
-      allBuckets: { sql: PG_POLL_SQL, params: [...p, null, hashes1, q] },
+      full: { sql: PG_POLL_SQL, params: [...p, null, null, q, null] },
+      allBuckets: { sql: PG_POLL_SQL, params: [...p, null, hashes1, q, null] },
       oneChanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known0, 1)) },
       unchanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1, 2)) },
       unchangedNoRefresh: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1)) },
@@ -262,10 +267,12 @@ async function benchOn(serverUrl: string, where: string) {
     const timed = await timeCases(admin, backend, cases);
     // What each case sends: bytes, buckets and lock rows.
     const sentBy = async (c: StatementCase) => {
-      const raw = (await admin.query<{ snapshot: { buckets?: unknown[]; locks: Array<{ objid: unknown[] }> | null } }>(
-        c.sql,
-        c.params,
-      )).rows[0]!.snapshot;
+      const raw = (
+        await admin.query<{ snapshot: { buckets?: unknown[]; locks: Array<{ objid: unknown[] }> | null } }>(
+          c.sql,
+          c.params,
+        )
+      ).rows[0]!.snapshot;
       return {
         bytes: JSON.stringify(raw).length,
         buckets: raw.buckets?.length ?? null,
@@ -274,15 +281,16 @@ async function benchOn(serverUrl: string, where: string) {
     };
     const sent: Record<string, Awaited<ReturnType<typeof sentBy>>> = {};
     for (const [n, c] of Object.entries(cases)) sent[n] = await sentBy(c);
-    const baseline = before === null
-      ? null
-      : {
-          from: BASELINE,
-          full: timed.baselineFull,
-          rowsChanged: timed.baselineRowsChanged ?? null,
-          oneChanged: timed.baselineOneChanged,
-          unchanged: timed.baselineUnchanged,
-        };
+    const baseline =
+      before === null
+        ? null
+        : {
+            from: BASELINE,
+            full: timed.baselineFull,
+            rowsChanged: timed.baselineRowsChanged ?? null,
+            oneChanged: timed.baselineOneChanged,
+            unchanged: timed.baselineUnchanged,
+          };
 
     // The whole poll as the agent runs it: round trip, JSON parse, model and tracker; with the lock table unchanged,
     // and with one lock taken or released by a holder before each poll.

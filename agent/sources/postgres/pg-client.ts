@@ -33,16 +33,18 @@ export class NodePgPort implements PgPort {
   async snapshot(
     maxLocks: number,
     queryChars: number,
-    knownBuckets: ReadonlyArray<string | null> | null,
+    knownSignature: string | null,
     knownSessions: number[] | null = null,
     showQueries = false,
+    knownBuckets: ReadonlyArray<string | null> | null = null,
   ): Promise<unknown> {
     const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [
       maxLocks,
       queryChars,
-      knownBuckets,
+      knownSignature,
       knownSessions,
       showQueries,
+      knownBuckets,
     ]);
     return r.rows[0]?.snapshot;
   }

@@ -50,42 +50,55 @@
  * average 7.6, where the figures are about twice those at load 2.5).
  */
 /**
- * How many buckets the advisory rows are spread over, by a hash of the key alone (classid, objid, objsubid: every row
- * of one key, in every database, holder or waiter, is in the same bucket). A power of two.
+ * How many buckets the advisory rows are spread over: a row's bucket is (16 * classid + objid) mod 127, of the key
+ * alone, so every row of one key (in every database, holder or waiter) is in the same bucket, and the agent computes
+ * it from the row as the server does (pgLockBucket). 127 is prime, so keys in any stride but 127 spread evenly.
  */
-export const PG_LOCK_BUCKETS = 128;
+export const PG_LOCK_BUCKETS = 127;
+
+/** A lock row's bucket, as PG_POLL_SQL computes it: exact in a double (16 * classid + objid is below 2^37). */
+export function pgLockBucket(classid: number, objid: number): number {
+  return (classid * 16 + objid) % PG_LOCK_BUCKETS;
+}
 
 export const PG_POLL_SQL = `
 WITH RECURSIVE l AS MATERIALIZED (
-  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, waitstart
+  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, waitstart,
+    (classid::int8 * 16 + objid::int8) % ${PG_LOCK_BUCKETS} AS b,
+    pg_catalog.hashint4extended((pid << 4) | (objsubid << 2)
+        | CASE WHEN mode = 'ShareLock' THEN 2 ELSE 0 END | CASE WHEN granted THEN 1 ELSE 0 END,
+      ((classid::int8 # COALESCE(database, 0)::int8) << 32) | objid::int8)
+    # CASE WHEN granted THEN 0 ELSE COALESCE(pg_catalog.hashtextextended(waitstart::text, 0), 1) END AS h
   FROM pg_catalog.pg_locks
   WHERE pid IS NOT NULL AND (locktype = 'advisory' OR NOT granted)
 ),
-adv AS MATERIALIZED (
-  SELECT database, classid, objid, objsubid, mode, granted, pid, waitstart,
-    pg_catalog.hashint8extended((classid::int8 << 32) | objid::int8, objsubid) & ${PG_LOCK_BUCKETS - 1} AS b,
-    pg_catalog.hashint8extended((classid::int8 << 32) | objid::int8,
-      (COALESCE(database, 0)::int8 << 32) # (pid::int8 << 4) # (objsubid::int8 << 2)
-        # CASE WHEN mode = 'ShareLock' THEN 2 ELSE 0 END # CASE WHEN granted THEN 1 ELSE 0 END)
-    # CASE WHEN granted THEN 0 ELSE COALESCE(pg_catalog.hashtextextended(waitstart::text, 0), 1) END AS h
-  FROM l WHERE locktype = 'advisory'
+sig AS MATERIALIZED (
+  SELECT s.*, s.signature IS DISTINCT FROM $3::text AS changed
+  FROM (SELECT count(*) AS total, count(*) || ':' || COALESCE(bit_xor(h), 0) AS signature
+    FROM l WHERE locktype = 'advisory') s
 ),
-bsig AS (
-  SELECT b, count(*) || ':' || sum(h) AS sig FROM adv GROUP BY b
+want AS (
+  SELECT k.b FROM generate_series(0, ${PG_LOCK_BUCKETS - 1}) AS k(b) WHERE ($6::text[])[k.b + 1] IS NULL
 ),
-diff AS MATERIALIZED (
+pick AS MATERIALIZED (
   SELECT k.b, COALESCE(s.sig, '0:0') AS sig
-  FROM generate_series(0, ${PG_LOCK_BUCKETS - 1}) AS k(b) LEFT JOIN bsig s ON s.b = k.b
-  WHERE COALESCE(s.sig, '0:0') IS DISTINCT FROM ($3::text[])[k.b + 1]
+  FROM generate_series(0, ${PG_LOCK_BUCKETS - 1}) AS k(b)
+  LEFT JOIN (
+    SELECT b, count(*) || ':' || bit_xor(h) AS sig FROM l
+    WHERE locktype = 'advisory' AND ((SELECT changed FROM sig) OR b IN (SELECT b FROM want))
+    GROUP BY b) s ON s.b = k.b
+  WHERE ((SELECT changed FROM sig) OR k.b IN (SELECT b FROM want))
+    AND COALESCE(s.sig, '0:0') IS DISTINCT FROM ($6::text[])[k.b + 1]
 ),
 sent AS (
-  SELECT * FROM adv WHERE b IN (SELECT b FROM diff) LIMIT $1
+  SELECT * FROM l WHERE locktype = 'advisory' AND b IN (SELECT b FROM pick) LIMIT $1
 ),
 waiting AS (
   SELECT DISTINCT pid FROM l WHERE NOT granted
 ),
 blk(pid, blocked_by) AS (
-  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid) FROM (SELECT DISTINCT pid FROM adv WHERE NOT granted) w
+  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid)
+  FROM (SELECT DISTINCT pid FROM l WHERE locktype = 'advisory' AND NOT granted) w
   UNION
   SELECT b.pid, pg_catalog.pg_blocking_pids(b.pid)
   FROM blk, LATERAL unnest(blk.blocked_by) AS b(pid)
@@ -100,20 +113,21 @@ act AS MATERIALIZED (
 )
 SELECT json_build_object(
   'now', clock_timestamp(),
-  'total', (SELECT count(*) FROM adv),
-  'buckets', COALESCE((SELECT json_agg(json_build_array(b, sig)) FROM diff), '[]'::json),
+  'total', sig.total,
+  'signature', sig.signature,
+  'buckets', COALESCE((SELECT json_agg(json_build_array(b, sig)) FROM pick), '[]'::json),
   'locks', COALESCE((
     SELECT json_agg(json_build_object(
-      'bucket', g.b, 'database', g.database, 'objsubid', g.objsubid, 'shared', g.shared, 'granted', g.granted,
+      'database', g.database, 'objsubid', g.objsubid, 'shared', g.shared, 'granted', g.granted,
       'classid', g.classid, 'objid', g.objid, 'pid', g.pid, 'waitstart', g.waitstart))
     FROM (
-      SELECT b, database::int8 AS database, objsubid, mode = 'ShareLock' AS shared, granted,
+      SELECT database::int8 AS database, objsubid, mode = 'ShareLock' AS shared, granted,
         array_agg(classid::int8) FILTER (WHERE classid <> 0) AS classid, array_agg(objid::int8) AS objid,
         array_agg(pid) AS pid, array_agg(waitstart) FILTER (WHERE NOT granted) AS waitstart
-      FROM sent GROUP BY 1, 2, 3, 4, 5, classid = 0) g), '[]'::json),
+      FROM sent GROUP BY 1, 2, 3, 4, classid = 0) g), '[]'::json),
   'databases', COALESCE((
     SELECT json_agg(json_build_array(d.oid::int8, d.datname))
-    FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT database FROM sent)), '[]'::json),
+    FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT DISTINCT database FROM sent)), '[]'::json),
   'blocking', COALESCE((SELECT json_agg(json_build_object('pid', pid, 'by', blocked_by)) FROM blk), '[]'::json),
   'sessionsGone', CASE WHEN $4::int8[] IS NOT NULL THEN COALESCE((
     SELECT json_agg(k.h) FROM unnest($4::int8[]) AS k(h) WHERE NOT EXISTS (SELECT 1 FROM act a WHERE a.h = k.h)),
@@ -127,7 +141,8 @@ SELECT json_build_object(
       'query', CASE WHEN $5::bool OR a.xact_start IS NOT NULL THEN left(a.query, $2) END))
     FROM act a LEFT JOIN pg_catalog.pg_database d ON d.oid = a.datid
     WHERE a.h NOT IN (SELECT unnest($4::int8[]))
-      AND (a.pid IN (SELECT pid FROM adv) OR a.pid IN (SELECT pid FROM blk)
+      AND (a.pid IN (SELECT pid FROM l WHERE locktype = 'advisory') OR a.pid IN (SELECT pid FROM blk)
         OR a.pid IN (SELECT unnest(blocked_by) FROM blk))), '[]'::json)
 ) AS snapshot
+FROM sig
 `;

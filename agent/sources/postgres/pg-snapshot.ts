@@ -21,7 +21,7 @@
  * anything else unexpected, are an error naming the field.
  */
 import { z } from "zod";
-import { PG_LOCK_BUCKETS } from "./pg-poll-sql";
+import { PG_LOCK_BUCKETS, pgLockBucket } from "./pg-poll-sql";
 
 const oid = z.number().int().nonnegative().max(0xffffffff);
 const time = z.string().max(64).nullable();
@@ -30,14 +30,13 @@ const bucket = z
   .int()
   .nonnegative()
   .max(PG_LOCK_BUCKETS - 1);
-/** A bucket's signature: its row count and the sum of its rows' 64-bit hashes. */
+/** A signature of lock rows: their count and the XOR of their 64-bit hashes. */
 const signature = z
   .string()
   .max(64)
-  .regex(/^\d+:-?\d+$/, "not a count:sum signature");
-/** One group of lock rows: its bucket and what its rows share, then one array per column that varies. */
+  .regex(/^\d+:-?\d+$/, "not a count:xor signature");
+/** One group of lock rows: what its rows share, then one array per column that varies. */
 const groupSchema = z.object({
-  bucket,
   database: oid,
   objsubid: z.number().int(),
   shared: z.boolean(),
@@ -77,6 +76,8 @@ const sessionRow = z.object({
 const snapshotSchema = z.object({
   now: z.string().max(64),
   total: z.number().int().nonnegative(),
+  /** Of every advisory row: when it is the one the agent sent, only the buckets it asked for are sent. */
+  signature,
   /** The buckets whose signature is not the one the agent sent, with their signature now; their rows are in locks. */
   buckets: z.array(z.tuple([bucket, signature])).max(PG_LOCK_BUCKETS),
   locks: z.array(groupSchema),
@@ -115,6 +116,8 @@ export interface PgSnapshot {
   now: string;
   /** Advisory lock rows on the server (all of them, not only the rows read). */
   total: number;
+  /** The server's signature of every advisory lock row; null when the agent's buckets are not all known in full. */
+  signature: string | null;
   /** PG_LOCK_BUCKETS buckets: those the server sent are new objects, the others the very ones the agent had. */
   buckets: readonly PgBucket[];
   /** How many buckets the server sent (their signature differed from the agent's, or the agent asked for them). */
@@ -131,12 +134,18 @@ export interface PgSnapshot {
  * the agent has).
  */
 export interface KnownPgLocks {
+  /** Of all the rows (null: some bucket is not known in full): while it is the server's, no bucket is compared. */
+  signature: string | null;
   buckets: readonly PgBucket[];
   sessions?: ReadonlyMap<number, PgSessionRow>;
 }
 
-/** What one poll sends: PG_POLL_SQL's $3 (a signature per bucket; null: send it) and $4 (null: every session). */
+/**
+ * What one poll sends: PG_POLL_SQL's $3 (the signature of all the rows), $6 (a signature per bucket; null: send that
+ * bucket; all null: send every bucket) and $4 (null: every session).
+ */
 export interface PgPollAsk {
+  signature: string | null;
   bucketSignatures: Array<string | null> | null;
   sessionHashes: number[] | null;
 }
@@ -153,14 +162,16 @@ export const PG_SESSION_SLICES = 64;
  * every row is then read in full again within PG_LOCK_BUCKETS polls, a little each poll, instead of all at once.
  */
 export function pgPollAsk(known: KnownPgLocks | null, slot: number | null = null): PgPollAsk {
-  if (known === null) return { bucketSignatures: null, sessionHashes: null };
+  if (known === null) return { signature: null, bucketSignatures: null, sessionHashes: null };
+  const { signature } = known;
   const bucketSignatures = known.buckets.map((b) => b.signature);
   if (slot !== null) bucketSignatures[slot % PG_LOCK_BUCKETS] = null;
-  if (!known.sessions) return { bucketSignatures, sessionHashes: null };
+  if (!known.sessions) return { signature, bucketSignatures, sessionHashes: null };
   const sessionHashes: number[] = [];
   const skip = slot === null ? -1 : slot % PG_SESSION_SLICES;
-  for (const s of known.sessions.values()) if (s.h !== undefined && s.pid % PG_SESSION_SLICES !== skip) sessionHashes.push(s.h);
-  return { bucketSignatures, sessionHashes };
+  for (const s of known.sessions.values())
+    if (s.h !== undefined && s.pid % PG_SESSION_SLICES !== skip) sessionHashes.push(s.h);
+  return { signature, bucketSignatures, sessionHashes };
 }
 
 /**
@@ -222,21 +233,23 @@ const bad = (what: string) => new Error(`unexpected pg_locks snapshot${what}`);
 function mergeBuckets(
   data: z.output<typeof snapshotSchema>,
   known: KnownPgLocks | null,
-  asked: Array<string | null> | null,
+  ask: PgPollAsk,
   maxLocks: number,
 ): { buckets: PgBucket[]; sent: number } {
+  const asked = ask.bucketSignatures;
+  // The lock table's signature is the agent's: the server compared no bucket, and sent only those asked for.
+  const same = ask.signature !== null && ask.signature === data.signature;
   const sigs = new Map<number, string>();
   for (const [i, [b, sig]] of data.buckets.entries()) {
     if (sigs.has(b)) throw bad(` at buckets.${i}: bucket ${b} sent twice`);
     if (asked?.[b] === sig) throw bad(` at buckets.${i}: bucket ${b} sent with the signature the agent has`);
+    if (same && asked?.[b] != null) throw bad(` at buckets.${i}: bucket ${b} sent, but the signature is the agent's`);
     sigs.set(b, sig);
   }
   const rows = new Map<number, PgLockRow[]>([...sigs.keys()].map((b) => [b, []]));
   const names = new Map(data.databases);
   let sentRows = 0;
   for (const [i, g] of data.locks.entries()) {
-    const into = rows.get(g.bucket);
-    if (!into) throw bad(` at locks.${i}.bucket: rows of bucket ${g.bucket}, which was not sent`);
     const n = g.objid.length;
     for (const [name, col] of [
       ["classid", g.classid],
@@ -248,10 +261,15 @@ function mergeBuckets(
     const db = names.get(g.database) ?? null;
     const mode = g.shared ? "ShareLock" : "ExclusiveLock";
     for (let j = 0; j < n; j++) {
+      const classid = g.classid?.[j] ?? 0;
+      const objid = g.objid[j]!;
+      const b = pgLockBucket(classid, objid);
+      const into = rows.get(b);
+      if (!into) throw bad(` at locks.${i}.objid.${j}: a row of bucket ${b}, which was not sent`);
       into.push({
         db,
-        classid: g.classid?.[j] ?? 0,
-        objid: g.objid[j]!,
+        classid,
+        objid,
         objsubid: g.objsubid,
         mode,
         granted: g.granted,
@@ -302,7 +320,7 @@ export function parsePgSnapshot(
     throw bad(` at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}`);
   }
   const { now, total, blocking } = r.data;
-  const { buckets, sent } = mergeBuckets(r.data, known, ask.bucketSignatures, maxLocks);
+  const { buckets, sent } = mergeBuckets(r.data, known, ask, maxLocks);
   const locks = buckets.flatMap((b) => b.rows);
   const sessions = mergeSessions(
     r.data.sessions,
@@ -311,7 +329,9 @@ export function parsePgSnapshot(
     known,
     ask.sessionHashes,
   );
-  return { now, total, buckets, bucketsSent: sent, locks, blocking, sessions };
+  // Kept only while every bucket is known in full: a bucket cut short must be compared again.
+  const signature = buckets.every((b) => b.signature !== null) ? r.data.signature : null;
+  return { now, total, signature, buckets, bucketsSent: sent, locks, blocking, sessions };
 }
 
 /**

@@ -58,9 +58,10 @@ export class PostgresSource extends DbLockSource {
       const raw = await this.port.snapshot(
         settings.maxLocks,
         Math.max(200, settings.queryChars),
-        ask.bucketSignatures,
+        ask.signature,
         ask.sessionHashes,
         settings.showQueries,
+        ask.bucketSignatures,
       );
       snap = parsePgSnapshot(raw, known, ask, settings.maxLocks);
     } catch (err) {
@@ -68,6 +69,7 @@ export class PostgresSource extends DbLockSource {
       return this.fail(errorMessage(err));
     }
     this.known = {
+      signature: snap.signature,
       buckets: snap.buckets,
       sessions: new Map(snap.sessions.map((s) => [s.pid, s])),
     };
