@@ -283,6 +283,19 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     await cWaits;
   });
 
+  it("a holder moving from key (1,3) to (2,0) is seen at the next poll (a row's hash must not fold the key's halves: 1 xor 3 = 2 xor 0)", async () => {
+    const { db, source, events } = await setup();
+    const a = await db.session("fold-a");
+    const pa = await backendPid(a);
+    await a.query("SELECT pg_advisory_lock(1, 3)");
+    await pollInto(source, events);
+    await pollInto(source, events);
+    await a.query("SELECT pg_advisory_unlock(1, 3), pg_advisory_lock(2, 0)");
+    const locks = await pollInto(source, events);
+    expect(mine(locks, db, "1,3")).toBeUndefined();
+    expect(mine(locks, db, "2,0")!.database!.holders.map((h) => h.session.pid)).toEqual([pa]);
+  });
+
   it("the sessions: a known, unchanged session row is left out, and a holder's next statement sends its row again", async () => {
     const { db, port, events } = await setup();
     const raws: Array<{
