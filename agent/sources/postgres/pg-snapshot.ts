@@ -1,24 +1,29 @@
 /**
- * Parses the JSON document PG_POLL_SQL returns. A sample, as PostgreSQL 15 printed it (session TimeZone UTC): pid
- * 5975 holds 77 (pg_advisory_xact_lock) in database 5 ("postgres") and is idle in transaction, pid 5976 waits for it.
+ * Parses the JSON document PG_POLL_SQL returns, and merges it into what the agent had. A sample, as PostgreSQL 15
+ * printed it (session TimeZone UTC) to a first poll, cut down to two sessions and their rows (5,021 other rows of a
+ * bench were on the server, hence the counts): pid 544 holds 77 (pg_advisory_xact_lock) in database 5 ("postgres")
+ * and is idle in transaction, pid 545 waits for it; key 77 is in bucket 77.
  *
- *   { "now": "2026-12-01T13:03:56.21057+00:00", "total": 2, "signature": "2:-740810963803565149", "changed": true,
+ *   { "now": "2026-12-01T23:04:13.777039+00:00", "total": 5023, "signature": "5023:4373987419645275313",
+ *     "buckets": [[0, "39:-6939551136655369540"], ..., [77, "41:1041774442566668157"], ...], (all 127)
  *     "locks": [
  *       { "database": 5, "objsubid": 1, "shared": false, "granted": false, "classid": null, "objid": [77],
- *         "pid": [5976], "waitstart": ["2026-12-01T13:03:56.179105+00:00"] },
+ *         "pid": [545], "waitstart": ["2026-12-01T23:04:13.443253+00:00"] },
  *       { "database": 5, "objsubid": 1, "shared": false, "granted": true, "classid": null, "objid": [77],
- *         "pid": [5975], "waitstart": null } ],
- *     "databases": [[5, "postgres"]],
- *     "blocking": [ { "pid": 5976, "by": [5975] } ],
+ *         "pid": [544], "waitstart": null }, ... ],
+ *     "databases": [[5, "postgres"], ...],
+ *     "blocking": [ { "pid": 545, "by": [544] }, ... ],
+ *     "sessionsGone": null,
  *     "sessions": [
- *       { "pid": 5975, "backendStart": "2026-12-01T13:03:56.163329+00:00", "user": "root", "application": "holderA",
- *         "clientAddr": "127.0.0.1", "clientPort": 56784, "db": "postgres", "state": "idle in transaction",
- *         "xactStart": "2026-12-01T13:03:56.17635+00:00", "queryStart": "2026-12-01T13:03:56.176954+00:00",
- *         "stateChange": "2026-12-01T13:03:56.177479+00:00", "query": "select pg_advisory_xact_lock(77)" }, ... ] }
+ *       { "pid": 544, "h": 2970174935774072, "backendStart": "2026-12-01T23:04:13.431415+00:00", "user": "root",
+ *         "application": "holderA", "clientAddr": "127.0.0.1", "clientPort": 48484, "db": "postgres",
+ *         "state": "idle in transaction", "xactStart": "2026-12-01T23:04:13.440397+00:00",
+ *         "queryStart": "2026-12-01T23:04:13.441331+00:00", "stateChange": "2026-12-01T23:04:13.441854+00:00",
+ *         "query": "select pg_advisory_xact_lock(77)" }, ... ] }
  *
- * The next poll, sent that signature, got `"changed": false, "locks": null, "databases": null` and the same
- * blocking and sessions. With no advisory lock `locks` is []. Columns of different lengths within a group, or
- * anything else unexpected, are an error naming the field.
+ * A next poll that sends those signatures gets `"buckets": []` (or the one bucket it asked for again, with its rows),
+ * `"locks": []`, `"databases": []`, the blocking, `"sessionsGone": []` and `"sessions": []` while nothing changed.
+ * Columns of different lengths within a group, or anything else unexpected, are an error naming the field.
  */
 import { z } from "zod";
 import { PG_LOCK_BUCKETS, pgLockBucket } from "./pg-poll-sql";
