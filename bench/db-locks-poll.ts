@@ -6,13 +6,16 @@
  * - on the machine's shared PostgreSQL as it is configured (its max_connections is not changed): as many sessions as
  *   it allows with headroom for others.
  * Each run spreads the locks over the sessions, adds waiters, and times the statement with EXPLAIN ANALYZE and with the
- * serving backend's own CPU time (pg_stat_statements is not preloaded here): with everything sent, with the lock rows
- * sent and the sessions known, and with both left out as unchanged (the agent's signature and session hashes are the
- * server's). Everything runs in its own database, dropped at the end, on errors too.
+ * serving backend's own CPU time (pg_stat_statements is not preloaded here) in five cases: everything sent (a first
+ * poll); every bucket of lock rows sent but the sessions known; one lock changed since the last poll (a holder took
+ * one more key), as the agent asks (with the bucket and session slice it asks for again in turn); unchanged, as the
+ * agent asks; and unchanged asking nothing again. Then the agent's whole poll, unchanged and with one lock taken or
+ * released before each poll. Everything runs in its own database, dropped at the end, on errors too.
  *
  *   BENCH_POSTGRES_URL (the shared server; default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
  *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30), BENCH_DB_SERVERS (private,shared),
- *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5, is timed beside the current one)
+ *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5 with one signature of all the lock
+ *   rows, is timed beside the current one in the same rounds: in full, rows sent, one lock changed, unchanged)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";

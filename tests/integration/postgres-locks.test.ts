@@ -212,33 +212,16 @@ describe("PostgreSQL advisory locks from real sessions", () => {
       }
       return held;
     };
-    await step(
-      "an unchanged table",
-      [],
-      [
-        [K1, pa],
-        [K2, pb],
-      ],
-    );
+    /** A holds K1, B holds K2: the table this test starts from and comes back to. */
+    const start: Array<[number, number]> = [
+      [K1, pa],
+      [K2, pb],
+    ];
+    await step("an unchanged table", [], start);
     await a.query("SELECT pg_advisory_lock($1)", [K3]);
-    await step(
-      "a new lock",
-      [K3],
-      [
-        [K1, pa],
-        [K2, pb],
-        [K3, pa],
-      ],
-    );
+    await step("a new lock", [K3], [...start, [K3, pa]]);
     await a.query("SELECT pg_advisory_unlock($1)", [K3]);
-    await step(
-      "a released lock",
-      [K3],
-      [
-        [K1, pa],
-        [K2, pb],
-      ],
-    );
+    await step("a released lock", [K3], start);
     expect(events.filter((e) => e.resource === `${db.name}:${K3}`).map((e) => e.type)).toEqual([
       "acquired",
       "released",
