@@ -4,8 +4,9 @@ export interface PgPort {
    * PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. With the signature of
    * all the lock rows the agent has and of each of its buckets of them (PG_LOCK_BUCKETS entries, null: send that
    * bucket), the server sends only the buckets asked for while the first is the same, and else every bucket whose
-   * signature is not the same; with the hashes of the session rows it has, the server leaves those sessions out. A session's query text comes only with
-   * showQueries, or while it is inside a transaction (the level's evidence needs it only then).
+   * signature is not the same; with the hashes of the session rows it has, the server leaves those sessions out. A
+   * session's query text comes only with showQueries, or while it is inside a transaction (the level's evidence needs
+   * it only then).
    */
   snapshot(
     maxLocks: number,
