@@ -6,20 +6,24 @@
  * - on the machine's shared PostgreSQL as it is configured (its max_connections is not changed): as many sessions as
  *   it allows with headroom for others.
  * Each run spreads the locks over the sessions, adds waiters, and times the statement with EXPLAIN ANALYZE and with the
- * serving backend's own CPU time (pg_stat_statements is not preloaded here): with everything sent, with the lock rows
- * sent and the sessions known, and with both left out as unchanged (the agent's signature and session hashes are the
- * server's). Everything runs in its own database, dropped at the end, on errors too.
+ * serving backend's own CPU time (pg_stat_statements is not preloaded here) in five cases: everything sent (a first
+ * poll); every bucket of lock rows sent but the sessions known; one lock changed since the last poll (a holder took
+ * one more key), as the agent asks (with the bucket and session slice it asks for again in turn); unchanged, as the
+ * agent asks; and unchanged asking nothing again. Then the agent's whole poll, unchanged and with one lock taken or
+ * released before each poll. Everything runs in its own database, dropped at the end, on errors too.
  *
  *   BENCH_POSTGRES_URL (the shared server; default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
  *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30), BENCH_DB_SERVERS (private,shared),
- *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5, is timed beside the current one)
+ *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5 with one signature of all the lock
+ *   rows, is timed beside the current one in the same rounds: in full, rows sent, one lock changed, unchanged)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { loadDbLockSettings } from "../agent/sources/db-lock-settings";
 import { NodePgPort } from "../agent/sources/postgres/pg-client";
-import { PG_POLL_SQL } from "../agent/sources/postgres/pg-poll-sql";
+import { PG_LOCK_BUCKETS, PG_POLL_SQL } from "../agent/sources/postgres/pg-poll-sql";
+import { parsePgSnapshot, pgPollAsk, type KnownPgLocks, type PgPollAsk } from "../agent/sources/postgres/pg-snapshot";
 import { PostgresSource } from "../agent/sources/postgres/pg-source";
 import { startPrivatePostgres } from "../tests/harness/postgres-server";
 
@@ -208,58 +212,91 @@ async function benchOn(serverUrl: string, where: string) {
 
     const settings = loadDbLockSettings({});
     const backend = (await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-    const first = (
-      await admin.query<{ snapshot: { signature: string; sessions: Array<{ h: number }> } }>(PG_POLL_SQL, [
-        settings.maxLocks,
-        settings.queryChars,
-        null,
-        null,
-        settings.showQueries,
-      ])
-    ).rows[0]!.snapshot;
-    const { signature } = first;
-    const sessionHashes = first.sessions.map((x) => x.h);
-    // Three cases: everything sent (the first poll, after a failed one, and once a minute); the lock rows sent but the
-    // sessions known (a poll after a lock change while the sessions did nothing); and both left out (a poll of an
-    // unchanged lock table with quiet sessions).
     const p = [settings.maxLocks, settings.queryChars];
     const q = settings.showQueries;
-    const cases: Record<string, StatementCase> = {
-      full: { sql: PG_POLL_SQL, params: [...p, null, null, q] },
-      rowsChanged: { sql: PG_POLL_SQL, params: [...p, null, sessionHashes, q] },
-      unchanged: { sql: PG_POLL_SQL, params: [...p, signature, sessionHashes, q] },
+    /** A full read, as the agent keeps it (its buckets and session rows). */
+    const fullRead = async (): Promise<KnownPgLocks> => {
+      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null])).rows[0]!
+        .snapshot;
+      const snap = parsePgSnapshot(raw, null, pgPollAsk(null), settings.maxLocks);
+      return {
+        signature: snap.signature,
+        buckets: snap.buckets,
+        sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
+      };
     };
-    // The statement before, side by side in the same rounds (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g.
-    // `git show <commit>:agent/sources/postgres/pg-poll-sql.ts` saved to a file). It takes $1-$3, or $1-$4 with the
-    // session hashes (then its three cases are timed), or $1-$5 as the current one.
-    let baseline = null;
-    if (BASELINE) {
-      const before = ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL;
-      const arity = before.includes("$5") ? 5 : before.includes("$4") ? 4 : 3;
-      const args = (sig: string | null, hashes: number[] | null) => [...p, sig, hashes, q].slice(0, arity);
-      const b0 = (
+    const params = (ask: PgPollAsk) => [...p, ask.signature, ask.sessionHashes, q, ask.bucketSignatures];
+    // The statement before (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g. `git show
+    // main:agent/sources/postgres/pg-poll-sql.ts` saved to a file), timed in the same rounds. It takes $1-$3 (one
+    // signature of every lock row), $1-$4 with the session hashes, or $1-$5 as the one at main.
+    const before = BASELINE ? ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL : null;
+    const arity = before === null ? 0 : before.includes("$5") ? 5 : before.includes("$4") ? 4 : 3;
+    const bArgs = (sig: string | null, hashes: number[] | null) => [...p, sig, hashes, q].slice(0, arity);
+    const baselineRead = async () => {
+      const snap = (
         await admin.query<{ snapshot: { signature: string; sessions: Array<{ h?: number }> } }>(
-          before,
-          args(null, null),
+          before!,
+          bArgs(null, null),
         )
       ).rows[0]!.snapshot;
-      const bh = b0.sessions.map((x) => x.h!);
-      cases.baselineFull = { sql: before, params: args(null, null) };
-      if (arity > 3) cases.baselineRowsChanged = { sql: before, params: args(null, bh) };
-      cases.baselineUnchanged = { sql: before, params: args(b0.signature, bh) };
+      return { signature: snap.signature, hashes: snap.sessions.map((x) => x.h!) };
+    };
+    // What the agent knew before one lock changed, and after: a holder takes one more key (one bucket changes, and
+    // that holder's session row).
+    const known0 = await fullRead();
+    const b0 = before === null ? null : await baselineRead();
+    const changer = holders[0]!;
+    await changer.query("SELECT pg_advisory_lock($1::bigint)", [LOCKS + 1_000_000]);
+    const known1 = await fullRead();
+    const b1 = before === null ? null : await baselineRead();
+    const hashes1 = pgPollAsk(known1).sessionHashes;
+    // The cases: everything sent (the first poll, and after a failed one); every bucket sent but the sessions known
+    // (what a poll after a lock change cost before the buckets); one lock changed since the last poll, as the agent
+    // asks (the changed bucket comes, plus the bucket and the slice of sessions it asks for again in turn); unchanged,
+    // as the agent asks (only the bucket and sessions asked for again); unchanged without asking anything again.
+    const cases: Record<string, StatementCase> = {
+      full: { sql: PG_POLL_SQL, params: [...p, null, null, q, null] },
+      allBuckets: { sql: PG_POLL_SQL, params: [...p, null, hashes1, q, null] },
+      oneChanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known0, 1)) },
+      unchanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1, 2)) },
+      unchangedNoRefresh: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1)) },
+    };
+    if (before !== null && b0 !== null && b1 !== null) {
+      cases.baselineFull = { sql: before, params: bArgs(null, null) };
+      if (arity > 3) cases.baselineRowsChanged = { sql: before, params: bArgs(null, b1.hashes) };
+      cases.baselineOneChanged = { sql: before, params: bArgs(b0.signature, b0.hashes) };
+      cases.baselineUnchanged = { sql: before, params: bArgs(b1.signature, b1.hashes) };
     }
     const timed = await timeCases(admin, backend, cases);
-    const [full, rowsChanged, unchanged] = [timed.full!, timed.rowsChanged!, timed.unchanged!];
-    if (BASELINE) {
-      baseline = {
-        from: BASELINE,
-        full: timed.baselineFull,
-        rowsChanged: timed.baselineRowsChanged ?? null,
-        unchanged: timed.baselineUnchanged,
+    // What each case sends: bytes, buckets and lock rows.
+    const sentBy = async (c: StatementCase) => {
+      const raw = (
+        await admin.query<{ snapshot: { buckets?: unknown[]; locks: Array<{ objid: unknown[] }> | null } }>(
+          c.sql,
+          c.params,
+        )
+      ).rows[0]!.snapshot;
+      return {
+        bytes: JSON.stringify(raw).length,
+        buckets: raw.buckets?.length ?? null,
+        lockRows: (raw.locks ?? []).reduce((n, g) => n + g.objid.length, 0),
       };
-    }
+    };
+    const sent: Record<string, Awaited<ReturnType<typeof sentBy>>> = {};
+    for (const [n, c] of Object.entries(cases)) sent[n] = await sentBy(c);
+    const baseline =
+      before === null
+        ? null
+        : {
+            from: BASELINE,
+            full: timed.baselineFull,
+            rowsChanged: timed.baselineRowsChanged ?? null,
+            oneChanged: timed.baselineOneChanged,
+            unchanged: timed.baselineUnchanged,
+          };
 
-    // The whole poll as the agent runs it: round trip, JSON parse, model and tracker.
+    // The whole poll as the agent runs it: round trip, JSON parse, model and tracker; with the lock table unchanged,
+    // and with one lock taken or released by a holder before each poll.
     port = new NodePgPort({ url: serverUrl, statementTimeoutMs: 2000, connectTimeoutMs: 2000 });
     const source = new PostgresSource(port, {
       sourceId: "postgresql://bench",
@@ -269,21 +306,29 @@ async function benchOn(serverUrl: string, where: string) {
       settings,
     });
     await source.poll();
-    const polls: number[] = [];
-    for (let i = 0; i < REPEAT; i++) {
-      const t = performance.now();
-      await source.poll();
-      polls.push(performance.now() - t);
-    }
-    polls.sort((a, b) => a - b);
+    const timePolls = async (between: (i: number) => Promise<unknown>) => {
+      const polls: number[] = [];
+      for (let i = 0; i < REPEAT; i++) {
+        await between(i);
+        const t = performance.now();
+        await source.poll();
+        polls.push(performance.now() - t);
+      }
+      polls.sort((x, y) => x - y);
+      return { p50: quantile(polls, 0.5), p95: quantile(polls, 0.95), max: polls.at(-1) };
+    };
+    const agentPollMs = await timePolls(async () => undefined);
+    const agentPollOneChangedMs = await timePolls((i) =>
+      changer.query(`SELECT pg_advisory_${i % 2 === 0 ? "unlock" : "lock"}($1::bigint)`, [LOCKS + 1_000_000]),
+    );
     const locksSeen = source.locks().filter((l) => l.resource.startsWith(`${name}:`)).length;
-    const bytes = JSON.stringify(await port.snapshot(settings.maxLocks, settings.queryChars, null, null, q)).length;
-    const rowsChangedBytes = JSON.stringify(
-      await port.snapshot(settings.maxLocks, settings.queryChars, null, sessionHashes, q),
-    ).length;
-    const unchangedBytes = JSON.stringify(
-      await port.snapshot(settings.maxLocks, settings.queryChars, signature, sessionHashes, q),
-    ).length;
+    const [full, allBuckets, oneChanged, unchanged] = [
+      timed.full!,
+      timed.allBuckets!,
+      timed.oneChanged!,
+      timed.unchanged!,
+    ];
+    const met = (t: typeof full) => t.backendCpuPerPollMs !== null && t.backendCpuPerPollMs <= TARGET_MS;
     return {
       where,
       server: f.version.split(",")[0],
@@ -294,17 +339,22 @@ async function benchOn(serverUrl: string, where: string) {
       waiters: Number(c0.w),
       locksSeenByAgent: locksSeen,
       repeat: REPEAT,
+      buckets: PG_LOCK_BUCKETS,
       full,
-      rowsChanged,
+      allBuckets,
+      oneChanged,
       unchanged,
+      unchangedNoRefresh: timed.unchangedNoRefresh,
       baseline,
-      agentPollMs: { p50: quantile(polls, 0.5), p95: quantile(polls, 0.95), max: polls.at(-1) },
-      snapshotBytes: { full: bytes, rowsChanged: rowsChangedBytes, unchanged: unchangedBytes },
+      agentPollMs,
+      agentPollOneChangedMs,
+      sent,
       targetMs: TARGET_MS,
       met: {
-        full: full.backendCpuPerPollMs !== null && full.backendCpuPerPollMs <= TARGET_MS,
-        rowsChanged: rowsChanged.backendCpuPerPollMs !== null && rowsChanged.backendCpuPerPollMs <= TARGET_MS,
-        unchanged: unchanged.backendCpuPerPollMs !== null && unchanged.backendCpuPerPollMs <= TARGET_MS,
+        full: met(full),
+        allBuckets: met(allBuckets),
+        oneChanged: met(oneChanged),
+        unchanged: met(unchanged),
       },
       loadAverage1m: load.report(),
     };

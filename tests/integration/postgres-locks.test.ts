@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
 import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
 import { NodePgPort } from "../../agent/sources/postgres/pg-client";
+import { pgLockBucket } from "../../agent/sources/postgres/pg-poll-sql";
 import type { PgPort } from "../../agent/sources/postgres/pg-port";
 import { PostgresSource } from "../../agent/sources/postgres/pg-source";
 import { backendPid, createPgDatabase, PG_ADMIN_URL, type PgTestDatabase } from "../harness/postgres";
@@ -50,6 +51,12 @@ async function pollInto(source: PostgresSource, events: LockEvent[]): Promise<Lo
   const out = await source.poll();
   events.push(...out.events);
   return source.locks();
+}
+
+/** The parts of PG_POLL_SQL's answer the bucket test reads. */
+interface RawAnswer {
+  buckets: Array<[number, string]>;
+  locks: Array<{ database: number; granted: boolean; objid: number[]; pid: number[] }>;
 }
 
 function mine(locks: Lock[], db: PgTestDatabase, key: string): Lock | undefined {
@@ -133,14 +140,14 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     await cWaits;
   });
 
-  it("the change signal: an unchanged lock table comes back without its rows, and a holder swap with equal counts is still seen", async () => {
+  it("the buckets: after a change only the changed key's bucket comes, and the view is exactly right (new lock, released lock, holder swap with equal counts, waiter appears)", async () => {
     const { db, port, events } = await setup();
-    // The source on a port that records whether the server sent the rows (changed) or left them out.
-    const changed: boolean[] = [];
+    // The source on a port that records each ask and answer.
+    const polls: Array<{ asked: ReadonlyArray<string | null> | null; raw: RawAnswer }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known);
-        changed.push((raw as { changed: boolean }).changed);
+      snapshot: async (maxLocks, queryChars, known, sessions, showQueries, buckets) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, sessions, showQueries, buckets);
+        polls.push({ asked: buckets ?? null, raw: raw as RawAnswer });
         return raw;
       },
       sessionLocks: (pid) => port.sessionLocks(pid),
@@ -154,36 +161,122 @@ describe("PostgreSQL advisory locks from real sessions", () => {
       log: () => undefined,
       settings: settings(),
     });
-    const a = await db.session("swap-a");
-    const b = await db.session("swap-b");
-    const [pa, pb] = [await backendPid(a), await backendPid(b)];
-    await a.query("SELECT pg_advisory_lock(2001)");
-    await b.query("SELECT pg_advisory_lock(2002)");
+    const admin = await db.session("observer");
+    const oid = Number((await admin.query("SELECT oid FROM pg_database WHERE datname = $1", [db.name])).rows[0].oid);
+    // Keys no other test uses, each in its own bucket.
+    const [K1, K2, K3] = [9_100_001, 9_100_002, 9_100_003];
+    expect(new Set([K1, K2, K3].map((k) => pgLockBucket(0, k))).size).toBe(3);
+    /** Our database's rows in the last answer, as key:pid (waiters marked). */
+    const ourRows = () =>
+      polls
+        .at(-1)!
+        .raw.locks.filter((g) => g.database === oid)
+        .flatMap((g) => g.objid.map((k, i) => `${k}:${g.pid[i]}${g.granted ? "" : " waits"}`))
+        .sort();
+    const sentBuckets = () => new Set(polls.at(-1)!.raw.buckets.map(([b]) => b));
+    /** Our keys whose buckets came without being changed by this test: those the poll asked for again. */
+    const askedAgain = (keys: number[]) => keys.filter((k) => polls.at(-1)!.asked?.[pgLockBucket(0, k)] === null);
+    const view = (k: number) => mine(source.locks(), db, String(k));
+    const a = await db.session("bucket-a");
+    const b = await db.session("bucket-b");
+    const c = await db.session("bucket-c");
+    const [pa, pb, pc] = [await backendPid(a), await backendPid(b), await backendPid(c)];
+    const rowsOf = (entries: Array<[number, number, string?]>) => entries.map(([k, p, w]) => `${k}:${p}${w ?? ""}`);
+    await a.query("SELECT pg_advisory_lock($1)", [K1]);
+    await b.query("SELECT pg_advisory_lock($1)", [K2]);
     await pollInto(source, events);
-    // Other tests on this server may take locks meanwhile: poll until one poll finds the table as it was.
-    await waitFor("a poll whose rows were left out as unchanged", async () => {
-      await pollInto(source, events);
-      return changed.at(-1) === false;
-    });
-    let locks = source.locks();
-    expect(mine(locks, db, "2001")!.owner).toMatch(new RegExp(`^pid ${pa}@`));
-    expect(mine(locks, db, "2002")!.owner).toMatch(new RegExp(`^pid ${pb}@`));
-
-    // Between two polls A and B trade keys: the same two keys, the same count, other holders.
-    await a.query("SELECT pg_advisory_unlock(2001)");
-    await b.query("SELECT pg_advisory_unlock(2002)");
-    await a.query("SELECT pg_advisory_lock(2002)");
-    await b.query("SELECT pg_advisory_lock(2001)");
-    const before = events.length;
-    locks = await pollInto(source, events);
-    expect(changed.at(-1)).toBe(true);
-    expect(mine(locks, db, "2001")!.owner).toMatch(new RegExp(`^pid ${pb}@`));
-    expect(mine(locks, db, "2002")!.owner).toMatch(new RegExp(`^pid ${pa}@`));
-    const swapped = events.slice(before).filter((e) => e.resource.startsWith(`${db.name}:`));
-    expect(swapped.map((e) => [e.type, e.resource]).sort()).toEqual([
-      ["owner-changed", `${db.name}:2001`],
-      ["owner-changed", `${db.name}:2002`],
+    expect(polls[0]!.raw.buckets).toHaveLength(127);
+    // Other tests on this server may take locks meanwhile: each step polls until one poll sends our keys' buckets
+    // only as this test changed them or as the poll asked for them again (so none of our other keys comes).
+    const step = async (what: string, changed: number[], expected: Array<[number, number, string?]>) => {
+      const held = new Map(expected.map(([k, p, w]) => [k, w ? null : p]));
+      await waitFor(what, async () => {
+        await pollInto(source, events);
+        const keys = [...new Set([...changed, ...askedAgain([K1, K2, K3])])];
+        const want = rowsOf(expected.filter(([k]) => keys.includes(k))).sort();
+        return (
+          changed.every((k) => sentBuckets().has(pgLockBucket(0, k))) &&
+          JSON.stringify(ourRows()) === JSON.stringify(want)
+        );
+      });
+      // Fewer buckets came than there are: not a full read.
+      expect(sentBuckets().size).toBeLessThan(127);
+      for (const k of [K1, K2, K3]) {
+        const holders = expected.filter(([kk, , w]) => kk === k && !w).map(([, p]) => p);
+        const waiters = expected.filter(([kk, , w]) => kk === k && w).map(([, p]) => p);
+        if (holders.length + waiters.length === 0) expect(view(k)).toBeUndefined();
+        else {
+          expect(view(k)!.database!.holders.map((h) => h.session.pid)).toEqual(holders);
+          expect(view(k)!.database!.waiters.map((w) => w.session.pid)).toEqual(waiters);
+        }
+      }
+      return held;
+    };
+    /** A holds K1, B holds K2: the table this test starts from and comes back to. */
+    const start: Array<[number, number]> = [
+      [K1, pa],
+      [K2, pb],
+    ];
+    await step("an unchanged table", [], start);
+    await a.query("SELECT pg_advisory_lock($1)", [K3]);
+    await step("a new lock", [K3], [...start, [K3, pa]]);
+    await a.query("SELECT pg_advisory_unlock($1)", [K3]);
+    await step("a released lock", [K3], start);
+    expect(events.filter((e) => e.resource === `${db.name}:${K3}`).map((e) => e.type)).toEqual([
+      "acquired",
+      "released",
     ]);
+    // Between two polls A and B trade keys: the same two keys, the same count, other holders.
+    await a.query("SELECT pg_advisory_unlock($1)", [K1]);
+    await b.query("SELECT pg_advisory_unlock($1)", [K2]);
+    await a.query("SELECT pg_advisory_lock($1)", [K2]);
+    await b.query("SELECT pg_advisory_lock($1)", [K1]);
+    const before = events.length;
+    await step(
+      "a holder swap",
+      [K1, K2],
+      [
+        [K1, pb],
+        [K2, pa],
+      ],
+    );
+    expect(
+      events
+        .slice(before)
+        .filter((e) => e.resource.startsWith(`${db.name}:`))
+        .map((e) => [e.type, e.resource])
+        .sort(),
+    ).toEqual([
+      ["owner-changed", `${db.name}:${K1}`],
+      ["owner-changed", `${db.name}:${K2}`],
+    ]);
+    const cWaits = c.query("SELECT pg_advisory_lock($1)", [K1]);
+    await waitUntilWaiting(admin, pc);
+    await step(
+      "a waiter",
+      [K1],
+      [
+        [K1, pb],
+        [K1, pc, " waits"],
+        [K2, pa],
+      ],
+    );
+    expect(view(K1)!.database!.waiters[0]).toMatchObject({ blockedBy: [pb], chain: [pc, pb] });
+    await b.query("SELECT pg_advisory_unlock($1)", [K1]);
+    await cWaits;
+  });
+
+  it("a holder moving from key (1,3) to (2,0) is seen at the next poll (a row's hash must not fold the key's halves: 1 xor 3 = 2 xor 0)", async () => {
+    const { db, source, events } = await setup();
+    const a = await db.session("fold-a");
+    const pa = await backendPid(a);
+    await a.query("SELECT pg_advisory_lock(1, 3)");
+    await pollInto(source, events);
+    await pollInto(source, events);
+    await a.query("SELECT pg_advisory_unlock(1, 3), pg_advisory_lock(2, 0)");
+    const locks = await pollInto(source, events);
+    expect(mine(locks, db, "1,3")).toBeUndefined();
+    expect(mine(locks, db, "2,0")!.database!.holders.map((h) => h.session.pid)).toEqual([pa]);
   });
 
   it("the sessions: a known, unchanged session row is left out, and a holder's next statement sends its row again", async () => {
@@ -193,8 +286,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
       sessionsGone: number[] | null;
     }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries);
+      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries, buckets) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries, buckets);
         raws.push(raw as (typeof raws)[number]);
         return raw;
       },

@@ -4,6 +4,8 @@ import type { MysqlPort } from "../../agent/sources/mysql/mysql-port";
 import { MysqlSource } from "../../agent/sources/mysql/mysql-source";
 import type { PgPort } from "../../agent/sources/postgres/pg-port";
 import { PostgresSource } from "../../agent/sources/postgres/pg-source";
+import type { PgPollAsk, PgSessionRow } from "../../agent/sources/postgres/pg-snapshot";
+import { pgAnswer, type FakePgServer } from "../harness/pg-answer";
 
 const settings: DbLockSettings = {
   thresholds: DEFAULT_DB_THRESHOLDS,
@@ -27,47 +29,35 @@ const sessionRow = {
   stateChange: "2026-12-01T09:59:00+00:00",
   query: "select 1",
 };
-const snapshot = (objids: number[], total = objids.length) => ({
-  now: "2026-12-01T10:00:00+00:00",
-  total,
-  signature: `${total}:${objids.join("+")}`,
-  changed: true,
-  locks: [
-    {
-      database: 5,
-      objsubid: 1,
-      shared: false,
-      granted: true,
-      classid: null,
-      objid: objids,
-      pid: objids.map(() => 100),
-      waitstart: null,
-    },
-  ],
-  databases: [[5, "app"]],
-  blocking: [],
-  sessions: [sessionRow],
+/** The server holding these keys (pid 100 holds each), answered as PG_POLL_SQL would answer the agent's ask. */
+const server = (objids: number[], sessions: PgSessionRow[] = [sessionRow]): { server: FakePgServer } => ({
+  server: { rows: objids.map((objid) => ({ objid, pid: 100 })), sessions },
 });
 
-/** A PgPort that answers what the test queued, and records terminations. */
+/** A PgPort that answers what the test queued (a fake server's state, or a raw answer), and records terminations. */
 class FakePg implements PgPort {
-  answers: Array<unknown | Error> = [];
+  answers: Array<{ server: FakePgServer } | ((ask: PgPollAsk) => unknown) | Error | object> = [];
   terminated: Array<[number, string]> = [];
-  /** The signature each poll sent (null: the rows in full). */
-  signatures: Array<string | null> = [];
-  /** The session hashes each poll sent (null: every session in full). */
-  sessionHashes: Array<number[] | null | undefined> = [];
+  /** What each poll asked (its signatures and session hashes; null entries: everything). */
+  asks: PgPollAsk[] = [];
   async snapshot(
     _maxLocks: number,
     _queryChars: number,
     knownSignature: string | null,
     knownSessions?: number[] | null,
+    _showQueries?: boolean,
+    knownBuckets?: ReadonlyArray<string | null> | null,
   ) {
-    this.signatures.push(knownSignature);
-    this.sessionHashes.push(knownSessions);
+    const ask = {
+      signature: knownSignature,
+      sessionHashes: knownSessions ?? null,
+      bucketSignatures: knownBuckets ? [...knownBuckets] : null,
+    };
+    this.asks.push(ask);
     const a = this.answers.shift();
     if (a instanceof Error) throw a;
-    return a;
+    if (typeof a === "function") return a(ask);
+    return a && "server" in a ? pgAnswer(a.server as FakePgServer, ask) : a;
   }
   async sessionLocks() {
     return [{ locktype: "advisory", mode: "ExclusiveLock", count: 1 }];
@@ -91,20 +81,11 @@ function pgSource(port: PgPort, now = () => Date.parse("2026-12-01T10:00:00.100Z
   });
 }
 
-/** The server's answer when the signature sent is its own: no lock rows, fresh sessions. */
-const unchanged = (snap: ReturnType<typeof snapshot>, sessions = snap.sessions) => ({
-  ...snap,
-  changed: false,
-  locks: null,
-  databases: null,
-  sessions,
-});
-
 describe("PostgresSource", () => {
   it("turns polls into acquired and released events; a failed poll releases nothing and marks the source down", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    port.answers.push(snapshot([1, 2]), new Error("connection refused"), snapshot([2]));
+    port.answers.push(server([1, 2]), new Error("connection refused"), server([2]));
     expect((await src.poll()).events.map((e) => [e.type, e.resource])).toEqual([
       ["acquired", "app:1"],
       ["acquired", "app:2"],
@@ -115,13 +96,12 @@ describe("PostgresSource", () => {
     expect(src.status()).toMatchObject({ up: true, locks: 1 });
   });
 
-  it("sends the signature it has; rows left out are the known ones, and a reused pid is still a new owner", async () => {
+  it("sends the signatures it has; rows left out are the known ones, and a reused pid is still a new owner", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    const first = snapshot([1]);
     // The same rows, but pid 100 is now a newer session (another backend_start): only the sessions say so.
     const reused = { ...sessionRow, backendStart: "2026-12-01T09:59:59.5+00:00" };
-    port.answers.push(first, unchanged(first), unchanged(first, [reused]));
+    port.answers.push(server([1]), server([1]), server([1], [reused]));
     expect((await src.poll()).events.map((e) => e.type)).toEqual(["acquired"]);
     expect((await src.poll()).events).toEqual([]);
     expect(src.locks().map((l) => l.resource)).toEqual(["app:1"]);
@@ -129,76 +109,96 @@ describe("PostgresSource", () => {
     expect(swapped.events.map((e) => [e.type, e.owner])).toEqual([
       ["owner-changed", "pid 100@2026-12-01T09:59:59.5+00:00"],
     ]);
-    expect(port.signatures).toEqual([null, first.signature, first.signature]);
+    const first = pgAnswer(server([1]).server, null) as { signature: string };
+    expect(port.asks.map((a) => a.signature)).toEqual([null, first.signature, first.signature]);
   });
 
   it("session rows left out for a hash it sent are the known ones, unless the server says the hash is gone; a gone hash it never sent is an error", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    const gone = (...h: number[]) => ({ sessionsGone: h });
-    const first = { ...snapshot([1]), sessions: [{ ...sessionRow, h: 7 }] };
-    port.answers.push(
-      first,
-      { ...unchanged(first, []), ...gone() },
-      // A hash it never sent is not this agent's answer.
-      { ...unchanged(first, []), ...gone(8) },
-      first,
-      // Gone and not sent again: the session ended between the server's reads; the lock shows no session row.
-      { ...unchanged(first, []), ...gone(7) },
-    );
+    const row = { ...sessionRow, h: 7 };
+    // The server's answer with the session left out and these of its hashes said gone.
+    const keep = (gone: number[]) => (ask: PgPollAsk) => ({
+      ...(pgAnswer(server([1], [row]).server, ask) as object),
+      sessions: [],
+      sessionsGone: gone,
+    });
+    port.answers.push(server([1], [row]), keep([]), keep([8]), server([1], [row]), keep([7]));
     await src.poll();
     expect((await src.poll()).events).toEqual([]);
     expect(src.locks()[0]!.database!.holders[0]!.session).toMatchObject({ pid: 100, application: "worker" });
+    // A hash it never sent is not this agent's answer.
     await src.poll();
     expect(src.status()).toMatchObject({ up: false, error: expect.stringContaining("hash 8 is not a known one") });
     await src.poll();
     expect(src.status()).toMatchObject({ up: true });
+    // Gone and not sent again: the session ended between the server's reads; the lock shows no session row.
     await src.poll();
     expect(src.locks()[0]!.database!.holders[0]!.session).toMatchObject({ pid: 100, application: null });
-    expect(port.sessionHashes).toEqual([null, [7], [7], null, [7]]);
+    expect(port.asks.map((a) => a.sessionHashes)).toEqual([null, [7], [7], null, [7]]);
   });
 
-  it("asks for the rows in full at least once a minute, and after a failed poll", async () => {
-    const port = new FakePg();
-    let t = Date.parse("2026-12-01T10:00:00.100Z");
-    const src = pgSource(port, () => t);
-    const snap = snapshot([1]);
-    port.answers.push(snap, unchanged(snap), snap, new Error("connection reset"), snap);
-    await src.poll();
-    t += 59_000;
-    await src.poll();
-    t += 2_000;
-    await src.poll();
-    await src.poll();
-    await src.poll();
-    expect(port.signatures).toEqual([null, snap.signature, null, snap.signature, null]);
-  });
-
-  it("a snapshot that leaves the rows out for a signature the agent did not send is an error, not an empty table", async () => {
+  it("asks again for one bucket and one slice of the sessions each poll, and for everything after a failed poll", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    const snap = snapshot([1]);
-    port.answers.push(snap, { ...unchanged(snap), signature: "1:other" });
+    const row = { ...sessionRow, h: 7, pid: 100 };
+    port.answers.push(server([1], [row]), server([1], [row]), server([1], [row]), new Error("connection reset"));
+    port.answers.push(server([1], [row]));
+    for (let i = 0; i < 5; i++) await src.poll();
+    const nulls = (a: PgPollAsk) =>
+      a.bucketSignatures === null ? "all" : a.bucketSignatures.flatMap((s, b) => (s === null ? [b] : []));
+    // Poll 1 asks everything; poll 2 (slot 1) asks bucket 1 again, poll 3 bucket 2; after the failure, everything.
+    expect(port.asks.map(nulls)).toEqual(["all", [1], [2], [3], "all"]);
+    // pid 100 is in slice 100 % 64 = 36 only: its hash is sent on every poll after the first.
+    expect(port.asks.map((a) => a.sessionHashes)).toEqual([null, [7], [7], [7], null]);
+    expect(src.status()).toMatchObject({ up: true });
+  });
+
+  it("an answer that leaves out a bucket the agent asked for, or sends one it did not change, is an error, not an empty table", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    // Poll 2 asks again for bucket 1 (key 1's): an answer without it is not this agent's.
+    const without = (ask: PgPollAsk) => ({ ...(pgAnswer(server([1]).server, ask) as object), buckets: [], locks: [] });
+    // Another server's full answer sends buckets whose signature is the agent's.
+    port.answers.push(server([1]), without, server([1]), pgAnswer(server([1]).server, null) as object);
     await src.poll();
     expect((await src.poll()).events).toEqual([]);
     expect(src.status()).toMatchObject({ up: false, locks: 1 });
-    expect(src.status().error).toContain("not the known one");
+    expect(src.status().error).toContain("bucket 1 was asked for but not sent");
+    await src.poll();
+    await src.poll();
+    expect(src.status().error).toContain("sent with the signature the agent has");
+    expect(src.locks().map((l) => l.resource)).toEqual(["app:1"]);
   });
 
   it("a truncated snapshot (more rows than DB_MAX_LOCKS) releases nothing and says so", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    port.answers.push(snapshot([1, 2]), snapshot([2, 3], 5));
+    // Five rows on the server, DB_MAX_LOCKS 2: the LIMIT cuts the rows of the buckets sent (1 gone; 3 to 6 new) to 3
+    // and 4, so the buckets of 5 and 6 come without their rows.
+    port.answers.push(server([1, 2]), (ask: PgPollAsk) => {
+      const a = pgAnswer(server([2, 3, 4, 5, 6]).server, ask) as { locks: Array<{ objid: number[]; pid: number[] }> };
+      return { ...a, locks: [{ ...a.locks[0]!, objid: [3, 4], pid: [100, 100] }] };
+    });
     await src.poll();
     const out = await src.poll();
-    expect(out.events.map((e) => e.type)).toEqual(["acquired"]);
+    expect(out.events.map((e) => [e.type, e.resource])).toEqual([
+      ["acquired", "app:3"],
+      ["acquired", "app:4"],
+    ]);
+    expect(
+      src
+        .locks()
+        .map((l) => l.resource)
+        .sort(),
+    ).toEqual(["app:1", "app:2", "app:3", "app:4"]);
     expect(src.status().hazards?.[0]).toMatchObject({ code: "too-many-locks" });
   });
 
   it("a malformed snapshot is an error naming the field, not a crash", async () => {
     const port = new FakePg();
     const src = pgSource(port);
-    port.answers.push({ now: "x", total: 1, signature: "1:1", changed: true, locks: "no", blocking: [], sessions: [] });
+    port.answers.push({ now: "x", total: 1, signature: "1:1", buckets: [], locks: "no", blocking: [], sessions: [] });
     await src.poll();
     expect(src.status().error).toContain("locks");
   });
@@ -207,7 +207,7 @@ describe("PostgresSource", () => {
     const port = new FakePg();
     const src = pgSource(port);
     // Each release reads the server afresh first; the real one re-reads after ending the session.
-    port.answers.push(snapshot([1]), snapshot([1]), snapshot([1]), snapshot([]));
+    port.answers.push(server([1]), server([1]), server([1]), server([]));
     await src.poll();
     const lock = src.locks()[0]!;
     const cmd = {

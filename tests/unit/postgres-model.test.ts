@@ -11,36 +11,27 @@ import {
   type PgModelContext,
 } from "../../agent/sources/postgres/pg-locks-model";
 import { planPgRelease } from "../../agent/sources/postgres/pg-release";
-import { decodeAdvisoryKey, parsePgSnapshot, type PgSessionRow } from "../../agent/sources/postgres/pg-snapshot";
+import {
+  decodeAdvisoryKey,
+  parsePgSnapshot,
+  pgPollAsk,
+  type KnownPgLocks,
+  type PgPollAsk,
+  type PgSessionRow,
+  type PgSnapshot,
+} from "../../agent/sources/postgres/pg-snapshot";
+import { pgAnswer, type FakePgServer } from "../harness/pg-answer";
 
-// In PG_POLL_SQL's shape (see the sample pasted in pg-snapshot.ts), with pids renumbered and so a made-up signature:
+// The server's answer to a first poll (pgAnswer answers as PG_POLL_SQL does; its row hashes are its own):
 // A (pid 100) holds 1001 and is idle; B (pid 200) holds 1002 and waits for 1001; C (pid 300) waits for 1002.
-const SAMPLE = {
+// 1001 and 1002 are in buckets 112 and 113 (key mod 127).
+const STATE: FakePgServer = {
   now: "2026-12-01T10:00:00.000000+00:00",
-  total: 4,
-  signature: "4:-3326104526451937023",
-  changed: true,
-  locks: [
-    {
-      database: 16384,
-      objsubid: 1,
-      shared: false,
-      granted: true,
-      classid: null,
-      objid: [1001, 1002],
-      pid: [100, 200],
-      waitstart: null,
-    },
-    {
-      database: 16384,
-      objsubid: 1,
-      shared: false,
-      granted: false,
-      classid: null,
-      objid: [1001, 1002],
-      pid: [200, 300],
-      waitstart: ["2026-12-01T09:59:00.000000+00:00", "2026-12-01T09:59:50.000000+00:00"],
-    },
+  rows: [
+    { database: 16384, objid: 1001, pid: 100 },
+    { database: 16384, objid: 1002, pid: 200 },
+    { database: 16384, objid: 1001, pid: 200, granted: false, waitstart: "2026-12-01T09:59:00.000000+00:00" },
+    { database: 16384, objid: 1002, pid: 300, granted: false, waitstart: "2026-12-01T09:59:50.000000+00:00" },
   ],
   databases: [[16384, "app"]],
   blocking: [
@@ -53,6 +44,22 @@ const SAMPLE = {
     session(300, { state: "active", xactStart: "2026-12-01T09:59:50+00:00", query: "SELECT pg_advisory_lock(1002)" }),
   ],
 };
+interface Answer {
+  total: number;
+  signature: string;
+  buckets: Array<[number, string]>;
+  locks: Array<Record<string, unknown> & { objid: number[]; pid: number[] }>;
+  blocking: Array<{ pid: number; by: number[] | null }>;
+  sessions: PgSessionRow[];
+}
+const answer = (state: FakePgServer, ask: PgPollAsk | null = null) => pgAnswer(state, ask) as Answer;
+const SAMPLE = answer(STATE);
+const EMPTY = answer({ ...STATE, rows: [], blocking: [] });
+const knownOf = (snap: PgSnapshot): KnownPgLocks => ({
+  signature: snap.signature,
+  buckets: snap.buckets,
+  sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
+});
 
 function session(pid: number, over: Partial<PgSessionRow>): PgSessionRow {
   return {
@@ -99,11 +106,16 @@ describe("decodeAdvisoryKey", () => {
 });
 
 describe("parsePgSnapshot", () => {
-  it("accepts the sample and spreads its groups into rows (classid 0 and a holder's null waitstart filled in)", () => {
+  it("accepts a full answer and spreads its groups into rows, bucket by bucket (classid 0 and a holder's null waitstart filled in)", () => {
     const snap = parsePgSnapshot(SAMPLE);
     expect(snap.locks).toHaveLength(4);
-    expect(snap.locks[1]).toMatchObject({ classid: 0, objid: 1002, pid: 200, granted: true, waitstart: null });
-    expect(snap.locks[2]).toEqual({
+    expect(snap.bucketsSent).toBe(127);
+    expect(snap.buckets[112]!.rows.map((r) => [r.objid, r.pid])).toEqual([
+      [1001, 100],
+      [1001, 200],
+    ]);
+    expect(snap.locks[0]).toMatchObject({ classid: 0, objid: 1001, pid: 100, granted: true, waitstart: null });
+    expect(snap.locks[1]).toEqual({
       db: "app",
       classid: 0,
       objid: 1001,
@@ -114,18 +126,96 @@ describe("parsePgSnapshot", () => {
       waitstart: "2026-12-01T09:59:00.000000+00:00",
     });
   });
-  it("reads a server without advisory locks (no groups)", () => {
-    expect(parsePgSnapshot({ ...SAMPLE, locks: [], databases: [] }).locks).toEqual([]);
+  it("reads a server without advisory locks (every bucket sent, none with rows)", () => {
+    expect(parsePgSnapshot(EMPTY).locks).toEqual([]);
   });
-  it("keeps the known rows when the server left them out for the same signature, and refuses any other", () => {
+
+  it("keeps the buckets not sent (the very objects) and replaces those sent; a bucket sent without rows has no locks left", () => {
     const first = parsePgSnapshot(SAMPLE);
-    expect(first.reused).toBe(false);
-    const same = { ...SAMPLE, changed: false, locks: null, databases: null };
-    const again = parsePgSnapshot(same, { signature: SAMPLE.signature, locks: first.locks });
-    expect(again).toMatchObject({ reused: true, total: 4 });
-    expect(again.locks).toBe(first.locks);
-    expect(() => parsePgSnapshot(same, { signature: "4:1", locks: first.locks })).toThrow("not the known one");
-    expect(() => parsePgSnapshot(same, null)).toThrow("not the known one");
+    const known = knownOf(first);
+    // C stops waiting for 1002: only bucket 113 changes.
+    const next = { ...STATE, rows: STATE.rows.slice(0, 3) };
+    const again = parsePgSnapshot(answer(next, pgPollAsk(known)), known);
+    expect(again.bucketsSent).toBe(1);
+    expect(again.buckets[112]).toBe(first.buckets[112]);
+    expect(again.buckets[113]!.rows.map((r) => r.pid)).toEqual([200]);
+    expect(again.locks).toHaveLength(3);
+    // Then 1002 is released too: bucket 113 comes with no rows.
+    const k2 = knownOf(again);
+    const gone = parsePgSnapshot(answer({ ...STATE, rows: [STATE.rows[0]!, STATE.rows[2]!] }, pgPollAsk(k2)), k2);
+    expect(gone.buckets[113]).toEqual({ signature: "0:0", rows: [] });
+    expect(gone.locks.map((r) => r.objid)).toEqual([1001, 1001]);
+    // Unchanged: nothing sent, every bucket kept; with a slot, that bucket is sent again (the same rows, new objects).
+    const k3 = knownOf(gone);
+    const same = parsePgSnapshot(answer({ ...STATE, rows: [STATE.rows[0]!, STATE.rows[2]!] }, pgPollAsk(k3)), k3);
+    expect(same.bucketsSent).toBe(0);
+    expect(same.buckets).toEqual(gone.buckets);
+    expect(same.buckets.every((b, i) => b === gone.buckets[i])).toBe(true);
+    const refreshed = parsePgSnapshot(
+      answer({ ...STATE, rows: [STATE.rows[0]!, STATE.rows[2]!] }, pgPollAsk(k3, 112)),
+      k3,
+      pgPollAsk(k3, 112),
+    );
+    expect(refreshed.bucketsSent).toBe(1);
+    expect(refreshed.buckets[112]).not.toBe(gone.buckets[112]);
+    expect(refreshed.buckets[112]).toEqual(gone.buckets[112]);
+  });
+
+  // Answers to the known SAMPLE's ask after C stopped waiting (bucket 113 sent), spoilt one way each.
+  const known = knownOf(parsePgSnapshot(SAMPLE));
+  const ask = pgPollAsk(known);
+  const good = answer({ ...STATE, rows: STATE.rows.slice(0, 3) }, ask);
+  it.each([
+    ["a bucket out of range", { ...good, buckets: [[127, "0:0"]] }, "buckets.0.0"],
+    ["a malformed signature", { ...good, buckets: [[113, "1-2"]] }, "not a count:xor signature"],
+    ["a bucket sent twice", { ...good, buckets: [...good.buckets, ...good.buckets] }, "bucket 113 sent twice"],
+    [
+      "a row of a bucket not sent",
+      { ...good, locks: [{ ...good.locks[0]!, objid: [1001], pid: [100] }] },
+      "a row of bucket 112, which was not sent",
+    ],
+    ["counts that do not add up", { ...good, total: 4 }, "the buckets count 3 rows, not the total 4"],
+    [
+      "more rows than the bucket's count",
+      { ...good, locks: [{ ...good.locks[0]!, objid: [1002, 1002], pid: [200, 300] }] },
+      "2 rows, but its signature counts 1",
+    ],
+    ["rows missing though the LIMIT did not cut", { ...good, locks: [] }, "fewer than DB_MAX_LOCKS"],
+    [
+      "a bucket sent though the table's signature is the agent's",
+      { ...good, signature: known.signature },
+      "bucket 113 sent, but the signature is the agent's",
+    ],
+    [
+      "a bucket sent with the agent's own signature",
+      { ...good, buckets: [[112, known.buckets[112]!.signature]] },
+      "bucket 112 sent with the signature the agent has",
+    ],
+  ])("refuses %s", (_name, input, message) => {
+    expect(parsePgSnapshot(good, known, ask).locks).toHaveLength(3);
+    expect(() => parsePgSnapshot(input, known, ask)).toThrow(message);
+  });
+  it("refuses buckets left out of an answer to a first poll, which asked for all of them", () => {
+    expect(() => parsePgSnapshot({ ...SAMPLE, buckets: SAMPLE.buckets.slice(1) })).toThrow(
+      "bucket 0 was asked for but not sent",
+    );
+  });
+  it("uses a known session row only if its hash was sent: a session left out of the ask in turn comes again or has no row", () => {
+    const snap = parsePgSnapshot(SAMPLE);
+    const k = knownOf(snap);
+    // Slot 36: pid 100 (100 mod 64 = 36) is left out of the ask; the others are sent.
+    const slotted = pgPollAsk(k, 36);
+    expect(slotted.sessionHashes).toEqual(SAMPLE.sessions.filter((x) => x.pid !== 100).map((x) => x.h));
+    const next = parsePgSnapshot(answer(STATE, slotted), k, slotted);
+    expect(next.sessions.find((x) => x.pid === 100)).toEqual(SAMPLE.sessions.find((x) => x.pid === 100));
+    expect(next.sessions.find((x) => x.pid === 100)).not.toBe(k.sessions!.get(100));
+    // Had the server not sent it (the session ended meanwhile), the old row is not taken for it.
+    const ended = { ...answer(STATE, slotted), sessions: [] };
+    expect(
+      parsePgSnapshot(ended, k, slotted)
+        .sessions.map((x) => x.pid)
+        .sort(),
+    ).toEqual([200, 300]);
   });
   it.each([
     [null, "(root)"],
@@ -198,7 +288,7 @@ describe("buildPgModel", () => {
     const k1001 = (m: typeof first) => m.locks.find((l) => l.resource === "app:1001")!;
     // 25 s later by the server's clock, the rows unchanged (the very rows, as parsePgSnapshot hands them back): C has
     // now waited 35 s, past the 30 s threshold, so 1002's hazards change though nothing was rebuilt.
-    const later = { ...snap, now: "2026-12-01T10:00:25.000000+00:00", reused: true };
+    const later = { ...snap, now: "2026-12-01T10:00:25.000000+00:00" };
     const again = buildPgModel(
       later,
       ctx({ firstSeen: first.firstSeen, memo: first.memo, observedAtMs: Date.parse("2026-12-01T10:00:25.050Z") }),
@@ -231,13 +321,24 @@ describe("buildPgModel", () => {
     expect(k1001(fresh).database).not.toBe(k1001(first).database);
   });
 
+  it("after a change in one bucket, reuses the locks of the buckets not sent and builds only the changed bucket's", () => {
+    const snap = parsePgSnapshot(SAMPLE);
+    const first = buildPgModel(snap, ctx());
+    const known = knownOf(snap);
+    // C stops waiting for 1002 (bucket 113); 1001 (bucket 112) is unchanged and not sent.
+    const next = parsePgSnapshot(answer({ ...STATE, rows: STATE.rows.slice(0, 3) }, pgPollAsk(known)), known);
+    const m = buildPgModel(next, ctx({ firstSeen: first.firstSeen, memo: first.memo }));
+    const k = (mm: typeof m, key: string) => mm.locks.find((l) => l.resource === `app:${key}`)!;
+    expect(k(m, "1001").database).toBe(k(first, "1001").database);
+    expect(k(m, "1002").database).not.toBe(k(first, "1002").database);
+    expect(k(m, "1002").waiters).toEqual([]);
+    expect(k(m, "1002").owner).toBe(k(first, "1002").owner);
+  });
+
   it("keeps the first sighting across polls and forgets holdings that are gone", () => {
     const next = buildPgModel(parsePgSnapshot(SAMPLE), ctx({ firstSeen: model.firstSeen }));
     expect([...next.firstSeen.entries()]).toEqual([...model.firstSeen.entries()]);
-    const empty = buildPgModel(
-      parsePgSnapshot({ ...SAMPLE, locks: [], databases: [], total: 0, signature: "0:0" }),
-      ctx({ firstSeen: model.firstSeen }),
-    );
+    const empty = buildPgModel(parsePgSnapshot(EMPTY), ctx({ firstSeen: model.firstSeen }));
     expect(empty.firstSeen.size).toBe(0);
   });
 });

@@ -36,6 +36,7 @@ export class NodePgPort implements PgPort {
     knownSignature: string | null,
     knownSessions: number[] | null = null,
     showQueries = false,
+    knownBuckets: ReadonlyArray<string | null> | null = null,
   ): Promise<unknown> {
     const r = await this.pool.query<{ snapshot: unknown }>(PG_POLL_SQL, [
       maxLocks,
@@ -43,6 +44,7 @@ export class NodePgPort implements PgPort {
       knownSignature,
       knownSessions,
       showQueries,
+      knownBuckets,
     ]);
     return r.rows[0]?.snapshot;
   }

@@ -192,15 +192,21 @@ interface BuiltLock {
   hazards: Hazard[];
 }
 
-/**
- * What one poll's model leaves for the next: the lock rows it was built from and each lock as built. When the next
- * snapshot's rows are these very rows (the server said they are unchanged), a lock whose sessions and blocking are
- * also the same is not built again: only its hazards are, from the server's new time.
- */
-export interface PgModelMemo {
+/** One bucket's rows as the model grouped and built them. */
+interface BucketMemo {
   rows: readonly PgLockRow[];
   groups: KeyGroup[];
   built: BuiltLock[];
+}
+
+/**
+ * What one poll's model leaves for the next: per bucket, the lock rows it was built from and each lock as built. When
+ * the next snapshot's bucket holds these very rows (the server did not send it: its signature was the same), a lock
+ * whose sessions and blocking are also the same is not built again: only its hazards are, from the server's new time.
+ * Every key's rows are in one bucket, so a bucket's groups are whole locks.
+ */
+export interface PgModelMemo {
+  buckets: BucketMemo[];
 }
 
 function groupRows(rows: readonly PgLockRow[]): KeyGroup[] {
@@ -237,12 +243,9 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
   const now = ms(snap.now) ?? ctx.observedAtMs;
   const sessions = new Map(snap.sessions.map((s) => [s.pid, s]));
   const blockedBy = new Map(snap.blocking.map((b) => [b.pid, b.by ?? []]));
-  const memo = ctx.memo && ctx.memo.rows === snap.locks ? ctx.memo : null;
-  const groups = memo ? memo.groups : groupRows(snap.locks);
   const firstSeen = new Map<string, number>();
   const heldByPid = new Map<number, string[]>();
   const locks: ObservedLock[] = [];
-  const built: BuiltLock[] = [];
   const observedAt = new Date(ctx.observedAtMs).toISOString();
   // A session holds many locks: its escaped view and its owner's fingerprint are made once per poll.
   const views = new Map<number, DbSession>();
@@ -259,28 +262,35 @@ export function buildPgModel(snap: PgSnapshot, ctx: PgModelContext): PgModel {
     if (!f) fingerprints.set(owner, (f = `sha1:${createHash("sha1").update(owner).digest("hex")}`));
     return f;
   };
-  for (const [gi, g] of groups.entries()) {
-    const blocking = blockingText(g, blockedBy);
-    const prev = memo?.built[gi];
-    let b: BuiltLock;
-    if (prev && prev.blocking === blocking && sameDeps(prev, g, sessions)) {
-      b = prev;
-      ids.set(lockKey(g), b.base.id);
-    } else {
-      b = buildLock(g, blocking, { sessions, blockedBy, sessionOf, fingerprintOf, dbNames, ids, now, ctx });
+  const memos: BucketMemo[] = [];
+  for (const [bi, bucket] of snap.buckets.entries()) {
+    const memo = ctx.memo?.buckets[bi]?.rows === bucket.rows ? ctx.memo.buckets[bi] : undefined;
+    const groups = memo ? memo.groups : groupRows(bucket.rows);
+    const built: BuiltLock[] = [];
+    for (const [gi, g] of groups.entries()) {
+      const blocking = blockingText(g, blockedBy);
+      const prev = memo?.built[gi];
+      let b: BuiltLock;
+      if (prev && prev.blocking === blocking && sameDeps(prev, g, sessions)) {
+        b = prev;
+        ids.set(lockKey(g), b.base.id);
+      } else {
+        b = buildLock(g, blocking, { sessions, blockedBy, sessionOf, fingerprintOf, dbNames, ids, now, ctx });
+      }
+      for (const h of b.holdings) {
+        firstSeen.set(h.hk, h.seen);
+        const held = heldByPid.get(h.sess.pid);
+        if (held) held.push(b.resource);
+        else heldByPid.set(h.sess.pid, [b.resource]);
+      }
+      const hazards = lockHazards(b, now, ctx.thresholds);
+      if (!sameHazards(hazards, b.hazards)) b = { ...b, hazards };
+      built.push(b);
+      locks.push({ ...b.base, hazards: b.hazards, observedAt, [STABLE_PART]: b.base } as ObservedLock);
     }
-    for (const h of b.holdings) {
-      firstSeen.set(h.hk, h.seen);
-      const held = heldByPid.get(h.sess.pid);
-      if (held) held.push(b.resource);
-      else heldByPid.set(h.sess.pid, [b.resource]);
-    }
-    const hazards = lockHazards(b, now, ctx.thresholds);
-    if (!sameHazards(hazards, b.hazards)) b = { ...b, hazards };
-    built.push(b);
-    locks.push({ ...b.base, hazards: b.hazards, observedAt, [STABLE_PART]: b.base } as ObservedLock);
+    memos.push({ rows: bucket.rows, groups, built });
   }
-  return { locks, firstSeen, heldByPid, sessions, ids, memo: { rows: snap.locks, groups, built } };
+  return { locks, firstSeen, heldByPid, sessions, ids, memo: { buckets: memos } };
 }
 
 function lockKey(g: KeyGroup): string {

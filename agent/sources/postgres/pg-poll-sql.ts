@@ -1,9 +1,11 @@
 /**
  * The one statement a poll runs against a PostgreSQL server (a constant, not a file, so a bundled agent carries it):
  * every advisory lock (held and awaited, all databases), who blocks each waiting session, and the sessions involved.
- * $1 = at most this many advisory lock rows; $2 = cut query text at this many characters; $3 = the signature of the
- * lock rows the agent already has (null: send them anyway); $4 = the hashes of the session rows the agent already has
- * (an int8 array; null: send every session involved); $5 = send every session's query text (SHOW_QUERIES=on).
+ * $1 = at most this many advisory lock rows; $2 = cut query text at this many characters; $3 = the signature of all
+ * the lock rows the agent has (null: compare every bucket); $4 = the hashes of the session rows the agent already has
+ * (an int8 array; null: send every session involved); $5 = send every session's query text (SHOW_QUERIES=on);
+ * $6 = the signature of each bucket of lock rows the agent has (PG_LOCK_BUCKETS entries; a null entry, or a null
+ * array: send that bucket, or every bucket).
  *
  * Read-only, and it takes no advisory or row lock: pg_locks and pg_stat_activity read shared memory; the only locks
  * are ACCESS SHARE on the catalog it reads, and the session's lock_timeout keeps even that from ever queueing
@@ -12,15 +14,27 @@
  * themselves waiting, whatever they wait for (a row, a table), up to the root. UNION drops a row already seen, so a
  * cycle ends the recursion.
  *
- * The signature is the row count and the sum of a 64-bit hash of each advisory row (every column the agent reads:
- * key, database, mode, granted, pid, and a waiter's waitstart), computed over the whole lock table, not only the
- * LIMITed rows. When it equals $3 the lock rows and database names are left out (`changed` false) and the agent keeps
- * the rows it has: turning 5,000 rows into JSON is most of the statement's cost, reading them is not. Any row that
- * differs (a holder swap with equal counts, a waiter granted, a new wait) changes the sum unless two 64-bit hash sums
- * collide. A reused pid with the same rows is caught by the sessions, which come every poll with their backend_start.
- * The hash is of an exact packing (a pid is below 2^22 on Linux, so pid << 4 stays clear of the database oid's bits);
- * no term is ever NULL (a waiter's waitstart is NULL for a moment before its wait begins), so no row drops out of the
- * sum.
+ * The lock rows come by bucket: a row's bucket is (16 * classid + objid) mod 127, of the key alone, so every row of
+ * a key is in one bucket, and the agent computes it from each row it gets (pgLockBucket). A signature of some rows is
+ * their count and the XOR of a 64-bit hash of each row (every column the agent reads: key, database, mode, granted,
+ * pid, and a waiter's waitstart); the rows are distinct (one per key, database, pid and mode), so no two cancel out.
+ * The statement computes the signature of all the advisory rows first. When it is $3 (the lock table as the agent
+ * has it) it compares no bucket and sends only the buckets the agent asked for ($6's null entries: one in turn each
+ * poll); else it computes each bucket's signature and sends every bucket whose signature is not the agent's. A sent
+ * bucket comes with its signature and all its rows (none: every lock in it is gone); the agent keeps the others. So
+ * a poll after one lock change sends that key's bucket, about 1/127 of the rows, instead of all 5,000: turning the
+ * rows into JSON was most of a changed poll's cost, reading them is not. Any row that differs (a holder swap with
+ * equal counts, a waiter granted, a new wait) changes its bucket's and the table's signature unless two 64-bit XORs
+ * collide (about 1 in 2^64 per change), and the agent asks for each bucket again in turn anyway. All signatures come
+ * from the one read of pg_locks, so nothing can change between them and the rows. A reused pid with the same rows is
+ * caught by the sessions.
+ *
+ * The row hash is hashint4extended of (pid << 4 | objsubid << 2 | mode | granted), 26 bits, seeded with the 64 bits
+ * (classid xor database) << 32 | objid: nothing is folded (hashint8extended hashes the XOR of a bigint's two halves,
+ * so the hash before this one, of the key, gave (1,3) and (2,0) the same value). classid is xored with the database
+ * only: rows of one pid are in one database, so two distinct rows can only share an input through a pid reused in
+ * another database between polls. No term is ever NULL (a waiter's waitstart is NULL for a moment before its wait
+ * begins), so no row drops out of the XOR.
  *
  * The sessions come the same way, one by one: every backend in pg_stat_activity gets a hash of what the agent reads
  * from its row and what can change (pid, backend_start, application_name, state, xact_start, query_start,
@@ -41,36 +55,67 @@
  * which the agent reads it (to tell a pg_advisory_xact_lock holder); the hash covers xact_start, so a session entering
  * a transaction is sent again, with its text.
  *
- * Output: one row, one json column `snapshot`: { now, total, signature, changed, locks: [group] | null,
- * databases: [[oid, name]] | null, blocking: [...], sessionsGone: [h] | null, sessions: [...] }. The locks come grouped by what most rows share
+ * Output: one row, one json column `snapshot`: { now, total, signature, buckets: [[bucket, signature]],
+ * locks: [group], databases: [[oid, name]], blocking: [...], sessionsGone: [h] | null, sessions: [...] }: the locks
+ * and database names of the buckets sent only. The locks come grouped by what most rows share
  * (database, objsubid, mode, granted, and whether the key's high half is 0), each group one array per column, and a
  * column a group does not need is null: classid when every key is below 2^32, waitstart for holders. Building one JSON
  * object per lock cost about 17 ms of server CPU per poll at 5,000 locks, one array per column about 5 ms, and the
  * groups leave out five of the eight columns for the usual lock (measured: 19-22 ms against 27 ms in full, at load
  * average 7.6, where the figures are about twice those at load 2.5).
  */
+/**
+ * How many buckets the advisory rows are spread over: a row's bucket is (16 * classid + objid) mod 127, of the key
+ * alone, so every row of one key (in every database, holder or waiter) is in the same bucket, and the agent computes
+ * it from the row as the server does (pgLockBucket). 127 is prime, so keys in any stride but 127 spread evenly.
+ */
+export const PG_LOCK_BUCKETS = 127;
+
+/** A lock row's bucket, as PG_POLL_SQL computes it: exact in a double (16 * classid + objid is below 2^37). */
+export function pgLockBucket(classid: number, objid: number): number {
+  return (classid * 16 + objid) % PG_LOCK_BUCKETS;
+}
+
 export const PG_POLL_SQL = `
 WITH RECURSIVE l AS MATERIALIZED (
-  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, waitstart
+  SELECT locktype, database, classid, objid, objsubid, mode, granted, pid, waitstart,
+    (classid::int8 * 16 + objid::int8) % ${PG_LOCK_BUCKETS} AS b,
+    pg_catalog.hashint4extended((pid << 4) | (objsubid << 2)
+        | CASE WHEN mode = 'ShareLock' THEN 2 ELSE 0 END | CASE WHEN granted THEN 1 ELSE 0 END,
+      ((classid::int8 # COALESCE(database, 0)::int8) << 32) | objid::int8)
+    # CASE WHEN granted THEN 0 ELSE COALESCE(pg_catalog.hashtextextended(waitstart::text, 0), 1) END AS h
   FROM pg_catalog.pg_locks
   WHERE pid IS NOT NULL AND (locktype = 'advisory' OR NOT granted)
 ),
-sig AS (
-  SELECT count(*) AS total, count(*) || ':' || COALESCE(sum(
-    pg_catalog.hashint8extended((classid::int8 << 32) | objid::int8,
-      (COALESCE(database, 0)::int8 << 32) # (pid::int8 << 4) # (objsubid::int8 << 2)
-        # CASE WHEN mode = 'ShareLock' THEN 2 ELSE 0 END # CASE WHEN granted THEN 1 ELSE 0 END)
-    # CASE WHEN granted THEN 0 ELSE COALESCE(pg_catalog.hashtextextended(waitstart::text, 0), 1) END), 0) AS signature
-  FROM l WHERE locktype = 'advisory'
+sig AS MATERIALIZED (
+  SELECT s.*, s.signature IS DISTINCT FROM $3::text AS changed
+  FROM (SELECT count(*) AS total, count(*) || ':' || COALESCE(bit_xor(h), 0) AS signature
+    FROM l WHERE locktype = 'advisory') s
 ),
-adv AS (
-  SELECT * FROM l WHERE locktype = 'advisory' LIMIT $1
+want AS (
+  SELECT k.b FROM generate_series(0, ${PG_LOCK_BUCKETS - 1}) AS k(b) WHERE ($6::text[])[k.b + 1] IS NULL
+),
+pick AS MATERIALIZED (
+  SELECT k.b, COALESCE(s.sig, '0:0') AS sig
+  FROM generate_series(0, ${PG_LOCK_BUCKETS - 1}) AS k(b)
+  LEFT JOIN (
+    SELECT b, count(*) || ':' || bit_xor(h) AS sig FROM l
+    WHERE locktype = 'advisory' AND ((SELECT changed FROM sig) OR b IN (SELECT b FROM want))
+    GROUP BY b) s ON s.b = k.b
+  WHERE ((SELECT changed FROM sig) OR k.b IN (SELECT b FROM want))
+    AND COALESCE(s.sig, '0:0') IS DISTINCT FROM ($6::text[])[k.b + 1]
+),
+sent AS (
+  SELECT * FROM l
+  WHERE locktype = 'advisory' AND ((SELECT count(*) FROM pick) = ${PG_LOCK_BUCKETS} OR b IN (SELECT b FROM pick))
+  LIMIT $1
 ),
 waiting AS (
   SELECT DISTINCT pid FROM l WHERE NOT granted
 ),
 blk(pid, blocked_by) AS (
-  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid) FROM (SELECT DISTINCT pid FROM adv WHERE NOT granted) w
+  SELECT w.pid, pg_catalog.pg_blocking_pids(w.pid)
+  FROM (SELECT DISTINCT pid FROM l WHERE locktype = 'advisory' AND NOT granted) w
   UNION
   SELECT b.pid, pg_catalog.pg_blocking_pids(b.pid)
   FROM blk, LATERAL unnest(blk.blocked_by) AS b(pid)
@@ -87,8 +132,8 @@ SELECT json_build_object(
   'now', clock_timestamp(),
   'total', sig.total,
   'signature', sig.signature,
-  'changed', sig.signature IS DISTINCT FROM $3::text,
-  'locks', CASE WHEN sig.signature IS DISTINCT FROM $3::text THEN COALESCE((
+  'buckets', COALESCE((SELECT json_agg(json_build_array(b, sig)) FROM pick), '[]'::json),
+  'locks', COALESCE((
     SELECT json_agg(json_build_object(
       'database', g.database, 'objsubid', g.objsubid, 'shared', g.shared, 'granted', g.granted,
       'classid', g.classid, 'objid', g.objid, 'pid', g.pid, 'waitstart', g.waitstart))
@@ -96,10 +141,10 @@ SELECT json_build_object(
       SELECT database::int8 AS database, objsubid, mode = 'ShareLock' AS shared, granted,
         array_agg(classid::int8) FILTER (WHERE classid <> 0) AS classid, array_agg(objid::int8) AS objid,
         array_agg(pid) AS pid, array_agg(waitstart) FILTER (WHERE NOT granted) AS waitstart
-      FROM adv GROUP BY 1, 2, 3, 4, classid = 0) g), '[]'::json) END,
-  'databases', CASE WHEN sig.signature IS DISTINCT FROM $3::text THEN COALESCE((
+      FROM sent GROUP BY 1, 2, 3, 4, classid = 0) g), '[]'::json),
+  'databases', COALESCE((
     SELECT json_agg(json_build_array(d.oid::int8, d.datname))
-    FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT database FROM adv)), '[]'::json) END,
+    FROM pg_catalog.pg_database d WHERE d.oid IN (SELECT DISTINCT database FROM sent)), '[]'::json),
   'blocking', COALESCE((SELECT json_agg(json_build_object('pid', pid, 'by', blocked_by)) FROM blk), '[]'::json),
   'sessionsGone', CASE WHEN $4::int8[] IS NOT NULL THEN COALESCE((
     SELECT json_agg(k.h) FROM unnest($4::int8[]) AS k(h) WHERE NOT EXISTS (SELECT 1 FROM act a WHERE a.h = k.h)),
@@ -113,7 +158,7 @@ SELECT json_build_object(
       'query', CASE WHEN $5::bool OR a.xact_start IS NOT NULL THEN left(a.query, $2) END))
     FROM act a LEFT JOIN pg_catalog.pg_database d ON d.oid = a.datid
     WHERE a.h NOT IN (SELECT unnest($4::int8[]))
-      AND (a.pid IN (SELECT pid FROM adv) OR a.pid IN (SELECT pid FROM blk)
+      AND (a.pid IN (SELECT pid FROM l WHERE locktype = 'advisory') OR a.pid IN (SELECT pid FROM blk)
         OR a.pid IN (SELECT unnest(blocked_by) FROM blk))), '[]'::json)
 ) AS snapshot
 FROM sig

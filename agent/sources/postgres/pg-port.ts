@@ -2,9 +2,11 @@
 export interface PgPort {
   /**
    * PG_POLL_SQL: the parsed-later JSON snapshot of advisory locks, blocking pids and sessions. With the signature of
-   * the lock rows the agent already has, the server leaves the rows out when its own signature is the same; with the
-   * hashes of the session rows it has, the server leaves those sessions out. A session's query text comes only with
-   * showQueries, or while it is inside a transaction (the level's evidence needs it only then).
+   * all the lock rows the agent has and of each of its buckets of them (PG_LOCK_BUCKETS entries, null: send that
+   * bucket), the server sends only the buckets asked for while the first is the same, and else every bucket whose
+   * signature is not the same; with the hashes of the session rows it has, the server leaves those sessions out. A
+   * session's query text comes only with showQueries, or while it is inside a transaction (the level's evidence needs
+   * it only then).
    */
   snapshot(
     maxLocks: number,
@@ -12,6 +14,7 @@ export interface PgPort {
     knownSignature: string | null,
     knownSessions?: number[] | null,
     showQueries?: boolean,
+    knownBuckets?: ReadonlyArray<string | null> | null,
   ): Promise<unknown>;
   /** Lock counts this session holds now, by locktype and mode (a release's dry run shows them). */
   sessionLocks(pid: number): Promise<Array<{ locktype: string; mode: string; count: number }>>;

@@ -11,7 +11,7 @@ import { DbLockSource, errorMessage, type DbLockSourceOptions } from "../db-lock
 import { buildPgModel, type PgModelMemo } from "./pg-locks-model";
 import type { PgPort } from "./pg-port";
 import { planPgRelease, type PgReleasePlan } from "./pg-release";
-import { knownSessionHashes, parsePgSnapshot, type KnownPgLocks } from "./pg-snapshot";
+import { parsePgSnapshot, pgPollAsk, type KnownPgLocks } from "./pg-snapshot";
 
 type PgTerminatePlan = Exclude<PgReleasePlan, { kind: "refuse" }>;
 
@@ -24,13 +24,6 @@ interface PgReading {
 
 export type PgSourceOptions = DbLockSourceOptions;
 
-/**
- * The lock rows and the sessions are asked for in full at least this often even when the signatures say they are the
- * same: the lock signature is a 64-bit sum of row hashes and a session's hash has 52 bits, so a change that left one
- * equal (about 1 in 2^64 or 2^52) shows within a minute.
- */
-const FULL_READ_EVERY_MS = 60_000;
-
 export class PostgresSource extends DbLockSource {
   private firstSeen = new Map<string, number>();
   private ids = new Map<string, string>();
@@ -38,7 +31,8 @@ export class PostgresSource extends DbLockSource {
   private heldByPid = new Map<number, string[]>();
   private serverOffsetMs = 0;
   private known: KnownPgLocks | null = null;
-  private lastFullReadMs = -Infinity;
+  /** Polls so far: each asks again for one bucket and one slice of the sessions in turn (pgPollAsk). */
+  private polls = 0;
 
   constructor(
     private readonly port: PgPort,
@@ -50,10 +44,13 @@ export class PostgresSource extends DbLockSource {
   async poll(): Promise<TrackerOutput> {
     const started = this.now();
     const { settings } = this.opts;
-    // The server sends the lock rows only when their signature differs from the one the agent has, and a session's
-    // row only when its hash is not one the agent has (every session's hash, the blockers and the server's clock come
-    // every poll): most polls of a busy server then skip encoding thousands of rows.
-    const known = started - this.lastFullReadMs < FULL_READ_EVERY_MS ? this.known : null;
+    // The server sends a bucket of lock rows only when its signature differs from the agent's, and a session's row
+    // only when its hash is not one the agent has (the blockers and the server's clock come every poll): a poll after
+    // one lock change sends that lock's bucket, about 1/PG_LOCK_BUCKETS of the rows. Each poll also asks again for one
+    // bucket and one slice of the sessions whatever the signatures say, so a change that a hash collision hid is
+    // corrected within PG_LOCK_BUCKETS polls; after a failed poll everything is asked for.
+    const known = this.known;
+    const ask = pgPollAsk(known, this.polls++);
     let snap;
     try {
       // With SHOW_QUERIES=off the server still sends the query text of a session inside a transaction, only to tell a
@@ -61,19 +58,19 @@ export class PostgresSource extends DbLockSource {
       const raw = await this.port.snapshot(
         settings.maxLocks,
         Math.max(200, settings.queryChars),
-        known?.signature ?? null,
-        knownSessionHashes(known),
+        ask.signature,
+        ask.sessionHashes,
         settings.showQueries,
+        ask.bucketSignatures,
       );
-      snap = parsePgSnapshot(raw, known);
+      snap = parsePgSnapshot(raw, known, ask, settings.maxLocks);
     } catch (err) {
       this.known = null;
       return this.fail(errorMessage(err));
     }
-    if (known === null) this.lastFullReadMs = started;
     this.known = {
       signature: snap.signature,
-      locks: snap.locks,
+      buckets: snap.buckets,
       sessions: new Map(snap.sessions.map((s) => [s.pid, s])),
     };
     const observedAtMs = this.now();
