@@ -1,11 +1,43 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lock } from "../../lib/contract/lock";
 import { LiveState } from "../../lib/server/live-state";
+import type { LockOrder } from "../../lib/server/lock-order";
 import { testLock } from "../harness/lock-fixture";
 
 const lock = (id: string, ttlMs: number | null): Lock => testLock(id, { resource: id, ttlMs });
 
 describe("LiveState", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("merges one sorted order per message, and the others once messages pause, one per turn of the loop", async () => {
+    vi.useFakeTimers();
+    const s = new LiveState(() => 1000);
+    const order = (s as unknown as { order: LockOrder }).order;
+    const part = (from: number, index: number, last: boolean) =>
+      s.applySnapshot({
+        agentId: "a1",
+        agentName: "a1",
+        version: "x",
+        at: "",
+        sources: [],
+        locks: Array.from({ length: 2500 }, (_, i) => lock(`L${from + i}`, 60_000)),
+        part: { index, last },
+      });
+    part(0, 0, false);
+    part(2500, 1, false);
+    // Messages still coming: nothing merged between them.
+    await vi.advanceTimersByTimeAsync(20);
+    part(5000, 2, true);
+    // Then quiet: the orders still due are merged, none left for the next query or message to merge.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(order.settle()).toBeNull();
+    expect(
+      s.query({ filter: {}, sort: { key: "resource", desc: false }, limit: 1, cursor: null, offset: 0 }).total,
+    ).toBe(7500);
+  });
+
   it("recomputes TTLs against its own clock since receipt", () => {
     let now = 1000;
     const s = new LiveState(() => now);
