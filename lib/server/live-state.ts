@@ -46,6 +46,9 @@ export interface LockGroup {
  * parts, so a large one never arrives as one message); updates patch it. TTLs are re-based on the dashboard's
  * clock on receipt, so clock skew between agent hosts never shows as a wrong countdown.
  */
+/** Quiet time after a message before the sorted orders still due are merged (LiveState.settle). */
+const SETTLE_REST_MS = 50;
+
 export class LiveState {
   private readonly agents = new Map<string, AgentState>();
   /** The sorted orders and counts of every entry, patched on each change below (put and drop). */
@@ -53,7 +56,29 @@ export class LiveState {
   /** The open change feeds: every put and drop adds the lock's id to each. */
   private readonly feeds = new Set<Set<string>>();
 
+  /** A pass that merges the orders still due once messages pause (see settle). */
+  private settleLater: NodeJS.Timeout | null = null;
+
   constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * After each message, one sorted order is merged (LockOrder.settle). The others still due are merged once messages
+   * pause for SETTLE_REST_MS, one per turn of the event loop, so no query after a large snapshot pays their merge
+   * and the loop is never held for more than one pass over the locks.
+   */
+  private settle(): void {
+    if (this.order.settle() === null) return;
+    if (this.settleLater) this.settleLater.refresh();
+    else this.settleLater = setTimeout(() => this.settleRest(), SETTLE_REST_MS).unref();
+  }
+
+  private settleRest(): void {
+    this.settleLater = null;
+    if (this.order.settle() === null) return;
+    setImmediate(() => {
+      if (!this.settleLater) this.settleRest();
+    }).unref();
+  }
 
   private put(agent: AgentState, e: IndexedLock): void {
     const old = agent.locks.get(e.lock.id);
@@ -140,7 +165,7 @@ export class LiveState {
       }
       agent.pending = null;
     }
-    this.order.settle();
+    this.settle();
     return { upserts, removed };
   }
 
@@ -167,7 +192,7 @@ export class LiveState {
       const e = this.drop(agent, id);
       if (e) removed.push(e);
     }
-    this.order.settle();
+    this.settle();
     return { upserts, removed };
   }
 

@@ -197,9 +197,24 @@ export class LockOrder {
     return this.text.search(q, MAX_TEXT_MATCHES, () => this.orders.get("resource")!.read());
   }
 
-  /** Applies the pending changes of every order once they are many (the owner calls it after each message). */
-  settle(): void {
-    for (const o of this.orders.values()) if (o.pending >= SETTLE_AT) o.read();
+  /**
+   * Applies the pending changes of one order once they are many (the owner calls it after each message): of the
+   * orders with SETTLE_AT or more, the one with the most. One merge per message, not five: during a 100,000-lock
+   * snapshot, five merges over every lock after one part held the event loop five times as long, and an order
+   * merged less often merges more changes in one pass over the array (fewer passes in all). The others follow
+   * after the next messages; a query before that applies what its own order has pending. Returns the order merged.
+   */
+  settle(): SortKey | null {
+    let due: SortKey | null = null;
+    let most = SETTLE_AT - 1;
+    for (const [key, o] of this.orders) {
+      if (o.pending > most) {
+        due = key;
+        most = o.pending;
+      }
+    }
+    if (due) this.orders.get(due)!.read();
+    return due;
   }
 
   /** The entries acquired before `sinceMs`, held longest first: the tail of the order by hold time. */

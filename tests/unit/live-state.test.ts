@@ -1,22 +1,56 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Lock } from "../../lib/contract/lock";
+import type { AgentSnapshot } from "../../lib/contract/socket";
 import { LiveState } from "../../lib/server/live-state";
+import type { LockOrder } from "../../lib/server/lock-order";
 import { testLock } from "../harness/lock-fixture";
 
 const lock = (id: string, ttlMs: number | null): Lock => testLock(id, { resource: id, ttlMs });
 
+/** Agent a1's snapshot of `locks` (one part of it with `part`). */
+const snapshot = (locks: Lock[], part?: { index: number; last: boolean }): AgentSnapshot => ({
+  agentId: "a1",
+  agentName: "a1",
+  version: "x",
+  at: "",
+  sources: [],
+  locks,
+  ...(part ? { part } : {}),
+});
+
 describe("LiveState", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("merges one sorted order per message, and the others once messages pause, one per turn of the loop", async () => {
+    vi.useFakeTimers();
+    const s = new LiveState(() => 1000);
+    const order = (s as unknown as { order: LockOrder }).order;
+    const part = (from: number, index: number, last: boolean) =>
+      s.applySnapshot(
+        snapshot(
+          Array.from({ length: 2500 }, (_, i) => lock(`L${from + i}`, 60_000)),
+          { index, last },
+        ),
+      );
+    part(0, 0, false);
+    part(2500, 1, false);
+    // Messages still coming: nothing merged between them.
+    await vi.advanceTimersByTimeAsync(20);
+    part(5000, 2, true);
+    // Then quiet: the orders still due are merged, none left for the next query or message to merge.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(order.settle()).toBeNull();
+    expect(
+      s.query({ filter: {}, sort: { key: "resource", desc: false }, limit: 1, cursor: null, offset: 0 }).total,
+    ).toBe(7500);
+  });
+
   it("recomputes TTLs against its own clock since receipt", () => {
     let now = 1000;
     const s = new LiveState(() => now);
-    s.applySnapshot({
-      agentId: "a1",
-      agentName: "a1",
-      version: "x",
-      at: "",
-      sources: [],
-      locks: [lock("L1", 5000), lock("L2", null)],
-    });
+    s.applySnapshot(snapshot([lock("L1", 5000), lock("L2", null)]));
     now = 3000;
     expect(s.lock("L1")!.ttlMs).toBe(3000);
     expect(s.lock("L2")!.ttlMs).toBeNull();
@@ -39,22 +73,8 @@ describe("LiveState", () => {
 
   it("a snapshot replaces the agent's locks and reports the ones that went", () => {
     const s = new LiveState();
-    s.applySnapshot({
-      agentId: "a1",
-      agentName: "a1",
-      version: "x",
-      at: "",
-      sources: [],
-      locks: [lock("L1", 1), lock("L2", 1)],
-    });
-    const d = s.applySnapshot({
-      agentId: "a1",
-      agentName: "a1",
-      version: "x",
-      at: "",
-      sources: [],
-      locks: [lock("L2", 1)],
-    });
+    s.applySnapshot(snapshot([lock("L1", 1), lock("L2", 1)]));
+    const d = s.applySnapshot(snapshot([lock("L2", 1)]));
     expect(d.removed.map((e) => e.lock.id)).toEqual(["L1"]);
     expect(s.locks().map((l) => l.id)).toEqual(["L2"]);
   });
@@ -73,8 +93,7 @@ describe("LiveState", () => {
 
   it("a snapshot in parts replaces the agent's locks as parts arrive and drops the rest only after the last", () => {
     const s = new LiveState();
-    const snap = (locks: Lock[], part?: { index: number; last: boolean }) =>
-      s.applySnapshot({ agentId: "a1", agentName: "a1", version: "x", at: "", sources: [], locks, part });
+    const snap = (locks: Lock[], part?: { index: number; last: boolean }) => s.applySnapshot(snapshot(locks, part));
     snap([lock("L1", 1), lock("L2", 1), lock("L3", 1)]);
     snap([lock("L2", 1)], { index: 0, last: false });
     // Mid-snapshot nothing is dropped: the page never empties while a large snapshot streams in.
@@ -94,20 +113,15 @@ describe("LiveState", () => {
     let now = 10_000;
     const s = new LiveState(() => now);
     const hazard = { code: "no-ttl", severity: "warning" as const, message: "m" };
-    s.applySnapshot({
-      agentId: "a1",
-      agentName: "a1",
-      version: "x",
-      at: "",
-      sources: [],
-      locks: [
+    s.applySnapshot(
+      snapshot([
         { ...lock("L1", 1), resource: "lock:order:1", since: new Date(1000).toISOString() },
         { ...lock("L2", 1), resource: "lock:order:2", since: new Date(4000).toISOString(), hazards: [hazard] },
         { ...lock("L3", 1), resource: "lock:user:7" },
         { ...lock("L4", 1), resource: "lock:user:8" },
         { ...lock("L5", 1), resource: "lock:user:9", library: "redisson" },
-      ],
-    });
+      ]),
+    );
     now = 11_000;
     expect(s.groups("pattern")).toEqual([
       {

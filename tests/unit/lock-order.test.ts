@@ -175,6 +175,38 @@ describe("lock order (sorted orders kept between queries)", () => {
     });
   }
 
+  it("settles one order per message, the one with the most pending, and each order still reads right", () => {
+    const rand = prng(7);
+    const s = store();
+    // A snapshot part's worth of changes at a time, as LiveState calls settle after each message.
+    let next = 0;
+    const part = (n: number) => {
+      for (let i = 0; i < n; i++) s.put(indexLock(randomLock(rand, `L${next++}`), 1_000_000 + next));
+    };
+    part(2500);
+    const merged: (string | null)[] = [];
+    for (let i = 0; i < SORT_KEYS.length; i++) merged.push(s.order.settle());
+    // Each order once, one per call: never five merges over every lock after one message.
+    expect(new Set(merged)).toEqual(new Set(SORT_KEYS));
+    expect(s.order.settle()).toBeNull();
+    // Part-way through (two orders merged, three not): every order answers as a plain sort does.
+    part(2500);
+    const first = s.order.settle();
+    expect(first).not.toBeNull();
+    part(1000);
+    const second = s.order.settle();
+    // The one merged last time has fewer pending now (1,000) than the others (3,500).
+    expect(second).not.toBeNull();
+    expect(second).not.toBe(first);
+    const all = [...s.map.values()];
+    for (const key of SORT_KEYS) {
+      for (const sort of [key, `-${key}`]) {
+        const full = q(`sort=${sort}&limit=1000`);
+        expect(ids(s.order.query(full).page)).toEqual(bruteForce(all, full).slice(0, 1000));
+      }
+    }
+  });
+
   it("keeps a cursor's position while locks before it come and go", () => {
     const s = store();
     for (let i = 0; i < 300; i++) {
