@@ -57,6 +57,8 @@ interface ModeRun {
   commandUsecPct: number | null;
   agentCpuPct: number | null;
   agentHwmKb: number | null;
+  /** The agent's RSS at the end of the run (VmRSS), beside its peak. */
+  agentRssKb: number | null;
   getDuring: Summary | null;
   renewal: Summary | null;
   ownerChange: Summary | null;
@@ -195,6 +197,7 @@ async function modeRun(
     commandUsecPct: null,
     agentCpuPct: null,
     agentHwmKb: null,
+    agentRssKb: null,
     getDuring: null,
     renewal: null,
     ownerChange: null,
@@ -236,7 +239,9 @@ async function modeRun(
       log(`${label}: only ${run.tracked} locks after ${DISCOVERY_TIMEOUT_MS / 1000} s; measuring anyway`);
     }
     // Let the first full snapshot and the discovery's reads settle before the steady-state window.
-    await sleep(3000);
+    // At the large size the 100,000 announced reads put the budget in debt (about 130 s at 0.7%): the steady state
+    // starts when it is paid (BENCH_SETTLE_S).
+    await sleep(Number(process.env.BENCH_SETTLE_S ?? 3) * 1000);
     return await holdingHeavyLock(`${label}: measuring`, log, async () => {
       const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
       log(`${label}: steady state, ${STEADY_MS / 1000} s`);
@@ -339,7 +344,9 @@ async function modeRun(
       run.toViewer = summarize(toViewer);
       run.lastScanMs = ctx.viewer.source(agentId, sourceId)?.lastScanMs ?? null;
       const agentPid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
-      run.agentHwmKb = agentPid === null ? null : memoryKb(agentPid).hwmKb;
+      const mem = agentPid === null ? null : memoryKb(agentPid);
+      run.agentHwmKb = mem?.hwmKb ?? null;
+      run.agentRssKb = mem?.rssKb ?? null;
       run.lastSweepMs = ctx.viewer.source(agentId, sourceId)?.lastSweepMs ?? null;
       return run;
     });
@@ -470,7 +477,7 @@ export async function measureChangeDetection(
     },
     {
       measure: "agent peak RSS (VmHWM)",
-      value: (r) => mb(r.agentHwmKb),
+      value: (r) => `${mb(r.agentHwmKb)} (RSS at the end ${mb(r.agentRssKb)})`,
       // The issue's targets for these two are at 10,000 locks; at 100,000 they are reported.
       target: expected <= 10_000 ? "≤ 150 MB" : undefined,
       ok: (r) => r.agentHwmKb !== null && r.agentHwmKb / 1024 <= 150,
