@@ -26,7 +26,7 @@ import { RateLimiter } from "./rate-limit";
 import { loadSessionSecret } from "./session-secret";
 import { withGroupCommit } from "./group-commit";
 import { EVENTS_PER_WRITE, openStore } from "./store";
-import { limitHeapGrowth } from "./heap-growth";
+import { limitHeapGrowth } from "../runtime/heap-growth";
 import { withWriteTiming } from "./store-timing";
 
 function log(line: string): void {

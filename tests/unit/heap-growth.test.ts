@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { HEAP_GROWING_PERCENT, heapGrowthFlag } from "../../lib/server/heap-growth";
+import { HEAP_GROWING_PERCENT, heapGrowthFlag } from "../../lib/runtime/heap-growth";
 
 describe("heap growth", () => {
   it("is limited unless the process was started with its own limit", () => {

@@ -1,5 +1,5 @@
 /**
- * How far V8 lets the dashboard's heap grow past what the last full collection left live. By default V8 picks a
+ * How far V8 lets the heap of the dashboard and of the agent grow past what the last full collection left live. By default V8 picks a
  * factor between 1.1 and 4 from how fast it collects, and on a machine with memory to spare it lets the heap reach
  * twice the live size and more before it collects again: at 100,000 locks the ingest of the agent's first reads
  * (about 100 MB live) and the API and page requests after it took the dashboard past 500 MB of RSS, the heap 3 times
