@@ -306,8 +306,11 @@ export class LockTracker {
   reviseHazards(nowMs: number): TrackerOutput {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
     for (const t of this.tracked.values()) {
+      const found = historyHazards(t.history, t.lock.ttlMs, nowMs, this.historyOpts);
+      // The usual lock at 100,000: none now, none before, nothing to revise (and nothing allocated for it).
+      if (found.length === 0 && t.historyCodes.size === 0) continue;
       const base = t.lock.hazards.filter((h) => !t.historyCodes.has(h.code));
-      const extra = historyHazards(t.history, t.lock.ttlMs, nowMs, this.historyOpts).filter(
+      const extra = found.filter(
         (h) => !base.some((x) => x.code === h.code),
       );
       const codes = new Set(extra.map((h) => h.code));
