@@ -403,7 +403,14 @@ export async function measureChangeDetection(
   const track = await modeRun(
     ctx,
     "track",
-    { REDIS_CHANGE_DETECTION: "track", ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}) },
+    {
+      REDIS_CHANGE_DETECTION: "track",
+      ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}),
+      // BENCH_AGENT_CPU_PROF=<dir>: a V8 CPU profile of the track run's agent, written there when it stops.
+      ...(process.env.BENCH_AGENT_CPU_PROF
+        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_AGENT_CPU_PROF}` }
+        : {}),
+    },
     expected,
     log,
     announce,
