@@ -222,18 +222,7 @@ describe("RedisSource in track mode", () => {
     for (let i = 0; i < 6000; i++) fake.keys.set(`lock:${i}`, { value: `t${i}`, expiresAt: null });
     for (let i = 0; i < 4000; i++) fake.keys.set(`other:${i}`, { value: "x", expiresAt: null });
     const budget = new ServerTimeBudget(0.01, () => clock);
-    const s = new RedisSource(fake, {
-      sourceId: "redis://127.0.0.1:1/0",
-      agentId: "a1",
-      lockPatterns: ["lock:*"],
-      scanCount: 100,
-      visitBudgetPerPoll: 0,
-      valuePreviewBytes: 64,
-      newId: () => `ev-${++ids}-xxxxxx`,
-      now: () => clock,
-      sweepMs: 60_000,
-      budget,
-    });
+    const s = trackingSource(fake, { sweepMs: 60_000, budget });
     // Discovery, unpaced here (the locks sort first, so they are all known after the first steps).
     s.setChangeDetection("poll");
     while (s.tracker.size < 6000) await s.poll();
