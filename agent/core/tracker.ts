@@ -310,9 +310,7 @@ export class LockTracker {
       // The usual lock at 100,000: none now, none before, nothing to revise (and nothing allocated for it).
       if (found.length === 0 && t.historyCodes.size === 0) continue;
       const base = t.lock.hazards.filter((h) => !t.historyCodes.has(h.code));
-      const extra = found.filter(
-        (h) => !base.some((x) => x.code === h.code),
-      );
+      const extra = found.filter((h) => !base.some((x) => x.code === h.code));
       const codes = new Set(extra.map((h) => h.code));
       if (codes.size === t.historyCodes.size && [...codes].every((c) => t.historyCodes.has(c))) continue;
       const lock = copyWith(t.lock, { hazards: [...base, ...extra] });

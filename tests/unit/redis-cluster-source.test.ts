@@ -64,7 +64,12 @@ class FakeNode implements RedisLockPort, RedisNodePort, RedisReleasePort {
       const v = this.keys.get(k);
       if (v === undefined) return { key, type: "none", pttl: -2 };
       // Leases count down with the cluster's clock, as on a real server.
-      return { key, type: "string", pttl: 60_000 - (this.cluster.nowMs - clock), string: { prefix: Buffer.from(v), length: v.length } };
+      return {
+        key,
+        type: "string",
+        pttl: 60_000 - (this.cluster.nowMs - clock),
+        string: { prefix: Buffer.from(v), length: v.length },
+      };
     });
   }
 
