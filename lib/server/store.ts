@@ -156,7 +156,9 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
     ready = sqlitePragmas(prisma);
   }
   const provider = target.provider;
-  return {
+  // A failure is reported by every call (below), not as an unhandled rejection at start.
+  ready.catch(() => undefined);
+  return afterReady(ready, {
     async saveEvents(events) {
       const stored: string[] = [];
       const freshAll: LockEvent[] = [];
@@ -408,7 +410,26 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
       await prisma.$disconnect();
       await pool?.end();
     },
-  };
+  });
+}
+
+/**
+ * Every method of the store waits for the connection's pragmas first: Prisma runs one SQLite connection, and a
+ * `PRAGMA synchronous` that lands inside another call's transaction fails ("Safety level may not be changed inside a
+ * transaction": seen in CI when an alert's transaction started before the pragmas had run).
+ */
+function afterReady<T extends object>(ready: Promise<void>, store: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(store)) {
+    out[name] =
+      typeof value === "function"
+        ? async (...args: unknown[]) => {
+            await ready;
+            return (value as (...a: unknown[]) => unknown).apply(store, args);
+          }
+        : value;
+  }
+  return out as T;
 }
 
 /** The alert states the unique index on the key covers: at most one such alert per key. */
