@@ -144,8 +144,21 @@ export interface ViewUpdate {
   order?: string[];
 }
 
+/** At most this many alerts of each kind in one `alerts:changed` message. */
+export const ALERTS_CHANGED_MAX = 20;
+
 export interface ServerToUiEvents {
-  "alerts:changed": (payload: { raised: AlertView[]; resolved: AlertView[]; open: number }) => void;
+  /**
+   * Alerts raised or resolved by one evaluation: the first ALERTS_CHANGED_MAX of each (a first evaluation over a
+   * large fleet can raise thousands), how many there were in all, and how many are open now.
+   */
+  "alerts:changed": (payload: {
+    raised: AlertView[];
+    resolved: AlertView[];
+    raisedCount?: number;
+    resolvedCount?: number;
+    open: number;
+  }) => void;
   /** Every source's status: on connect, then when it changes (at most a few times a second). */
   "sources:state": (payload: { generatedAt: string; sources: SourceStatus[] }) => void;
   "view:update": (update: ViewUpdate) => void;

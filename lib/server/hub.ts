@@ -24,8 +24,8 @@ import type { HistoryStore } from "./store";
 
 /**
  * socket.io glue: agents stream into the live state and the history store; browsers subscribe to the views they
- * show and get those views' changes (never the whole state). An agent's message is acknowledged only after its
- * events are committed to the store.
+ * show and get those views' changes (never the whole state). An agent's message is applied to the live state on
+ * receipt and acknowledged only after its events are committed to the store.
  */
 /** How often open browser sockets are checked against the session records. */
 const SOCKET_RECHECK_MS = 1000;
@@ -108,12 +108,14 @@ export function attachHub(
       const parsed = parseAgentSnapshot(raw);
       if (!parsed.ok) return reply(refuse(`invalid snapshot: ${parsed.error}`));
       if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
-      // A snapshot in parts touches the store once, on its first part.
+      // A snapshot in parts touches the store once, on its first part. A snapshot carries no events, so a store that
+      // is down does not refuse it: the live view keeps showing what the agent sees while the history is unavailable
+      // (each update the store refuses makes the agent send a snapshot, which is applied).
       if (!parsed.value.part || parsed.value.part.index === 0) {
         try {
           await deps.store.touchAgent({ id: agentId, name: parsed.value.agentName, version: parsed.value.version });
         } catch (err) {
-          return reply(refuse(`store unavailable: ${String(err)}`));
+          deps.log(`could not record agent ${agentId} in the store: ${String(err)}`);
         }
       }
       broadcast(deps.live.applySnapshot(parsed.value, receivedAtMs));
@@ -128,6 +130,11 @@ export function attachHub(
       const parsed = parseAgentUpdate(raw);
       if (!parsed.ok) return reply(refuse(`invalid update: ${parsed.error}`));
       if (parsed.value.agentId !== agentId) return reply(refuse("agentId does not match the connection"));
+      // The live state first: the locks as the agent sees them now do not wait for the history's write (behind other
+      // agents' batches, or a store that is down). If the write fails, the agent is refused and repairs the dashboard
+      // with a snapshot, so the live state stays what the agent sees either way.
+      broadcast(deps.live.applyUpdate(parsed.value, receivedAtMs));
+      deps.fanout?.update(parsed.value);
       let saved: { stored: string[]; fresh: LockEvent[] };
       try {
         saved = await deps.store.saveEvents(parsed.value.events);
@@ -135,8 +142,6 @@ export function attachHub(
         deps.log(`could not store events from ${agentId}: ${String(err)}`);
         return reply(refuse("store unavailable; keep the events and retry"));
       }
-      broadcast(deps.live.applyUpdate(parsed.value, receivedAtMs));
-      deps.fanout?.update(parsed.value);
       // Only new events go to browsers and listeners: a replay after a reconnect is stored once and shown once.
       if (saved.fresh.length > 0) {
         // socket.io encodes a broadcast before looking for receivers: with no browser here and no other dashboard

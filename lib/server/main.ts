@@ -13,7 +13,7 @@ import { usersFileReloader } from "./auth/principals";
 import { loadDashboardConfig } from "./config";
 import { redact } from "./database-url";
 import { createHttpHandler } from "./http-handler";
-import { AlertEngine } from "./alerts/alert-engine";
+import { AlertEngine, alertsChanged } from "./alerts/alert-engine";
 import { WebhookSender } from "./alerts/webhooks";
 import { connectFanout } from "./fanout";
 import { attachHub, uiNamespace } from "./hub";
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
         return { changes, open: open.filter((a) => a.state === "open").length };
       })
       .then(({ changes, open }) => {
-        if (changes.raised.length || changes.resolved.length) ui?.emit("alerts:changed", { ...changes, open });
+        if (changes.raised.length || changes.resolved.length) ui?.emit("alerts:changed", alertsChanged(changes, open));
       })
       .catch((err: unknown) => log(`alert evaluation failed: ${err instanceof Error ? err.message : String(err)}`));
   };

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
-import { openStore, type HistoryStore } from "../../lib/server/store";
+import { openStore, SQLITE_EVENTS_PER_TRANSACTION, SqliteIngest, type HistoryStore } from "../../lib/server/store";
 import { createTestDatabase } from "../harness/postgres-server";
 
 // One suite, run against each store (like node-redlock's tests): a real SQLite file, and a fresh database on the
@@ -261,5 +262,68 @@ describe.each(setups)("history store on $name", (setup) => {
     store = openStore(url);
     if (setup.name === "postgresql") expect(again).toEqual({ applied: [], unknown: [] });
     expect(await store.countEvents()).toBeGreaterThan(0);
+  });
+});
+
+// The SQLite ingest runs on the connection Prisma's adapter opened (better-sqlite3 is synchronous): a real file.
+describe("the SQLite event ingest", () => {
+  let dir: string;
+  let file: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "lockscope-ingest-"));
+    file = path.join(dir, "store.db");
+    await migrateDatabase(`file:${file}`, projectRoot);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("lets the event loop turn between transactions of a large batch", async () => {
+    const store = openStore(`file:${file}`);
+    try {
+      await store.countEvents();
+      const batch = Array.from({ length: 4 * SQLITE_EVENTS_PER_TRANSACTION }, (_, i) =>
+        ev(`turns-${i}-xxxxxxxx`, "acquired", `T${i}`),
+      );
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
+      setImmediate(tick);
+      const { fresh } = await store.saveEvents(batch);
+      done = true;
+      expect(fresh).toHaveLength(batch.length);
+      // One turn at least between each two of the four transactions (all in one synchronous stretch before).
+      expect(turns).toBeGreaterThanOrEqual(3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("waits for a transaction open on its connection instead of joining it, so its rollback takes none of the events", async () => {
+    const db = new Database(file);
+    try {
+      const ingest = new SqliteIngest(db);
+      db.prepare("BEGIN").run();
+      db.prepare(`DELETE FROM "Event" WHERE "id" LIKE 'turns-%'`).run();
+      let stored = false;
+      const saving = ingest.save([ev("waits-1-xxxxxxxx", "acquired", "W1")]).then((fresh) => {
+        stored = true;
+        return fresh;
+      });
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(stored).toBe(false);
+      db.prepare("ROLLBACK").run();
+      expect((await saving).map((e) => e.id)).toEqual(["waits-1-xxxxxxxx"]);
+      const ids = db.prepare(`SELECT "id" FROM "Event" WHERE "id" = 'waits-1-xxxxxxxx'`).pluck().all();
+      expect(ids).toEqual(["waits-1-xxxxxxxx"]);
+      // The other transaction's rollback stands: its delete is undone.
+      expect(db.prepare(`SELECT count(*) FROM "Event" WHERE "id" LIKE 'turns-%'`).pluck().get()).toBe(
+        4 * SQLITE_EVENTS_PER_TRANSACTION,
+      );
+    } finally {
+      db.close();
+    }
   });
 });

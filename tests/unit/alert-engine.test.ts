@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AlertView } from "../../lib/contract/alerts";
 import type { Lock, SourceStatus } from "../../lib/contract/lock";
-import { AlertEngine } from "../../lib/server/alerts/alert-engine";
+import { AlertEngine, alertsChanged } from "../../lib/server/alerts/alert-engine";
+import { ALERTS_CHANGED_MAX } from "../../lib/contract/socket";
 import { DEFAULT_ALERT_RULES } from "../../lib/server/alerts/rules";
 import { LiveState } from "../../lib/server/live-state";
 import type { HistoryStore, NewAlert, OutboxItem } from "../../lib/server/store";
@@ -153,5 +154,17 @@ describe("AlertEngine", () => {
     expect(t.alerts[0]).toMatchObject({ lastSeenAt: new Date(1_018_000).toISOString(), occurrences: 2 });
     // Only the raise went to webhooks: a refresh is not a new alert.
     expect(t.outbox.map((o) => o.kind)).toEqual(["raised"]);
+  });
+});
+
+describe("alertsChanged", () => {
+  it("tells browsers the first alerts of a large evaluation and how many there were, not every one", async () => {
+    const t = setup();
+    t.setLocks(Array.from({ length: 300 }, (_, i) => ({ ...noTtl, id: `L${i}`, resource: `lock:${i}` })));
+    const changes = await t.engine.evaluate();
+    expect(changes.raised).toHaveLength(300);
+    const message = alertsChanged(changes, 300);
+    expect(message.raised.map((a) => a.id)).toEqual(changes.raised.slice(0, ALERTS_CHANGED_MAX).map((a) => a.id));
+    expect(message).toMatchObject({ raisedCount: 300, resolvedCount: 0, resolved: [], open: 300 });
   });
 });
