@@ -146,10 +146,8 @@ async function main(): Promise<void> {
     metrics,
     onAlertsChanged: () => {
       void store
-        .openAlerts()
-        .then((open) =>
-          ui?.emit("alerts:changed", { raised: [], resolved: [], open: open.filter((a) => a.state === "open").length }),
-        )
+        .countOpenAlerts()
+        .then((open) => ui?.emit("alerts:changed", { raised: [], resolved: [], open }))
         .catch((err: unknown) =>
           log(`could not read open alerts: ${err instanceof Error ? err.message : String(err)}`),
         );

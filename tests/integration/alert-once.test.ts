@@ -62,8 +62,8 @@ function liveWithLock(): LiveState {
 }
 
 /**
- * The real store, except that openAlerts answers only once `parties` evaluators have read it: every one of them
- * has seen "no alert open" before any raises, which is the race a lease overrun allows.
+ * The real store, except that openAlertStates (what an evaluation reads) answers only once `parties` evaluators have
+ * read it: every one of them has seen "no alert open" before any raises, which is the race a lease overrun allows.
  */
 function meetingAfterRead(stores: HistoryStore[]): HistoryStore[] {
   let arrived = 0;
@@ -71,8 +71,8 @@ function meetingAfterRead(stores: HistoryStore[]): HistoryStore[] {
   const gate = new Promise<void>((r) => (allRead = r));
   return stores.map((s) => ({
     ...s,
-    async openAlerts() {
-      const rows = await s.openAlerts();
+    async openAlertStates() {
+      const rows = await s.openAlertStates();
       if (++arrived === stores.length) allRead();
       await gate;
       return rows;

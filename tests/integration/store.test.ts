@@ -5,7 +5,13 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
-import { openStore, SQLITE_EVENTS_PER_TRANSACTION, SqliteIngest, type HistoryStore } from "../../lib/server/store";
+import {
+  openStore,
+  SQLITE_EVENTS_PER_TRANSACTION,
+  SqliteAlerts,
+  SqliteIngest,
+  type HistoryStore,
+} from "../../lib/server/store";
 import { createTestDatabase } from "../harness/postgres-server";
 
 // One suite, run against each store (like node-redlock's tests): a real SQLite file, and a fresh database on the
@@ -154,6 +160,115 @@ describe.each(setups)("history store on $name", (setup) => {
     expect(await store.pendingDeliveries()).toBe(1);
   });
 
+  it("raises, refreshes and reads alerts in batches as the single calls do", async () => {
+    const alert = (key: string, lockId: string) => ({
+      key,
+      rule: "no-ttl",
+      severity: "critical",
+      lockId,
+      backend: "redis",
+      source: "s",
+      resource: `r-${lockId}`,
+      message: `m-${key}`,
+      evidence: { events: [{ id: "x", owner: null }], lock: { id: lockId, nested: [1, "two"] } },
+      raisedAt: new Date("2026-11-29T21:30:00.123Z"),
+    });
+    const hook = (kind: string) => (id: string) => [
+      { url: "http://127.0.0.1:9/hook", kind, body: JSON.stringify({ id }) },
+    ];
+    const pendingBefore = await store.pendingDeliveries();
+    const [b1, b2, again] = await store.raiseAlerts([
+      { alert: alert("batch:B1", "B1"), outbox: hook("raised") },
+      { alert: alert("batch:B2", "B2"), outbox: hook("raised") },
+      { alert: alert("batch:B1", "B1"), outbox: hook("raised") },
+    ]);
+    // The third names a key the batch itself raised: nothing written for it, no webhook either.
+    expect(again).toBeNull();
+    expect(await store.pendingDeliveries()).toBe(pendingBefore + 2);
+    for (const a of [b1!, b2!]) {
+      const { lastSeenAt, occurrences, latestHolder, ...stored } = (await store.findAlert(a.id))!;
+      expect({ lastSeenAt, occurrences, latestHolder }).toEqual({
+        lastSeenAt: a.raisedAt,
+        occurrences: 1,
+        latestHolder: null,
+      });
+      expect(a).toMatchObject(stored);
+    }
+    await store.refreshAlerts([
+      {
+        id: b1!.id,
+        refresh: {
+          message: "m2",
+          severity: "warning",
+          lastSeenAt: "2026-11-29T21:31:00.000Z",
+          occurrences: 2,
+          latestHolder: "h",
+        },
+      },
+      {
+        id: b2!.id,
+        refresh: {
+          message: "m3",
+          severity: "critical",
+          lastSeenAt: "2026-11-29T21:32:00.000Z",
+          occurrences: 1,
+          latestHolder: null,
+        },
+      },
+    ]);
+    const full = (await store.openAlerts()).filter((a) => a.key.startsWith("batch:"));
+    expect(full.find((a) => a.id === b1!.id)).toMatchObject({
+      message: "m2",
+      severity: "warning",
+      lastSeenAt: "2026-11-29T21:31:00.000Z",
+      occurrences: 2,
+      latestHolder: "h",
+      evidence: alert("batch:B1", "B1").evidence,
+    });
+    // What an evaluation reads is the full alert without its evidence.
+    const states = (await store.openAlertStates()).filter((a) => a.key.startsWith("batch:"));
+    expect(states.sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      full
+        .map(({ evidence: _e, ackedAt: _a, ackedBy: _b, resolvedAt: _r, ...rest }) => rest)
+        .sort((a, b) => a.id.localeCompare(b.id)),
+    );
+    const openBefore = await store.countOpenAlerts();
+    await store.resolveAlert(b2!.id, new Date(), []);
+    expect(await store.countOpenAlerts()).toBe(openBefore - 1);
+    // A resolved alert is not refreshed.
+    await store.refreshAlerts([
+      {
+        id: b2!.id,
+        refresh: {
+          message: "late",
+          severity: "critical",
+          lastSeenAt: "2026-11-29T21:33:00.000Z",
+          occurrences: 1,
+          latestHolder: null,
+        },
+      },
+    ]);
+    expect((await store.findAlert(b2!.id))!.message).toBe("m3");
+  });
+
+  it("reads the newest events of many locks at once as listEvents reads them one lock at a time", async () => {
+    const events = ["R1", "R2"].flatMap((lock) =>
+      Array.from({ length: 13 }, (_, i) => ({
+        ...ev(`recent-${lock}-${String(i).padStart(2, "0")}-xxxx`, "acquired", lock),
+        // Two events share each millisecond: the id breaks the tie, as listEvents orders them.
+        at: new Date(Date.parse(at) + Math.floor(i / 2)).toISOString(),
+      })),
+    );
+    await store.saveEvents(events);
+    const recent = await store.recentEvents(["R1", "R2", "R-none", "R1"], 10);
+    expect([...recent.keys()].sort()).toEqual(["R-none", "R1", "R2"]);
+    expect(recent.get("R-none")).toEqual([]);
+    for (const lock of ["R1", "R2"]) {
+      expect(recent.get(lock)).toEqual(await store.listEvents({ lockId: lock, limit: 10 }));
+      expect(recent.get(lock)).toHaveLength(10);
+    }
+  });
+
   it("returns an event as it was stored: time to the millisecond, details, nulls and TTLs", async () => {
     const e: LockEvent = {
       id: "round-trip-xxxxxxxx",
@@ -265,8 +380,9 @@ describe.each(setups)("history store on $name", (setup) => {
   });
 });
 
-// The SQLite ingest runs on the connection Prisma's adapter opened (better-sqlite3 is synchronous): a real file.
-describe("the SQLite event ingest", () => {
+// The SQLite ingest and alert reads and writes run on the connection Prisma's adapter opened (better-sqlite3 is
+// synchronous): a real file.
+describe("the SQLite fast paths", () => {
   let dir: string;
   let file: string;
   beforeAll(async () => {
@@ -298,6 +414,71 @@ describe("the SQLite event ingest", () => {
       expect(turns).toBeGreaterThanOrEqual(3);
     } finally {
       await store.close();
+    }
+  });
+
+  it("reads every unresolved alert when there are more than one page of them", async () => {
+    const store = openStore(`file:${file}`);
+    try {
+      const n = 4500;
+      const raised = await store.raiseAlerts(
+        Array.from({ length: n }, (_, i) => ({
+          alert: {
+            key: `page:${i}`,
+            rule: "no-ttl",
+            severity: "critical",
+            lockId: `P${i}`,
+            backend: "redis",
+            source: "s",
+            resource: `p${i}`,
+            message: "m",
+            evidence: {},
+            raisedAt: new Date(),
+          },
+          outbox: () => [],
+        })),
+      );
+      await store.resolveAlert(raised[2000]!.id, new Date(), []);
+      const ids = (await store.openAlertStates()).filter((a) => a.key.startsWith("page:")).map((a) => a.id);
+      expect(new Set(ids).size).toBe(n - 1);
+      expect(ids).not.toContain(raised[2000]!.id);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("reads and refreshes an alert whose stored evidence is not a JSON object", async () => {
+    const db = new Database(file);
+    try {
+      const insert = db.prepare(
+        `INSERT INTO "Alert" ("id", "key", "rule", "severity", "state", "source", "message", "evidence", "raisedAt")
+          VALUES (?, ?, 'no-ttl', 'critical', 'open', 's', 'm', ?, '2026-11-29T21:30:00.000+00:00')`,
+      );
+      insert.run("bad-1", "bad:1", "{not json");
+      insert.run("bad-2", "bad:2", "[1,2]");
+      const alerts = new SqliteAlerts(db);
+      const states = alerts.openStates(0, 1_000_000).rows.filter((a) => a.id.startsWith("bad-"));
+      expect(states.map((a) => [a.id, a.lastSeenAt, a.occurrences, a.latestHolder])).toEqual([
+        ["bad-1", "2026-11-29T21:30:00.000Z", 1, null],
+        ["bad-2", "2026-11-29T21:30:00.000Z", 1, null],
+      ]);
+      const seen = {
+        message: "m2",
+        severity: "critical" as const,
+        lastSeenAt: "2026-11-29T21:31:00.000Z",
+        occurrences: 1,
+        latestHolder: null,
+      };
+      alerts.refresh([
+        { id: "bad-1", refresh: seen },
+        { id: "bad-2", refresh: seen },
+      ]);
+      for (const id of ["bad-1", "bad-2"]) {
+        const evidence = db.prepare(`SELECT "evidence" FROM "Alert" WHERE "id" = ?`).pluck().get(id) as string;
+        expect(JSON.parse(evidence)).toEqual({ seen });
+      }
+    } finally {
+      db.close();
     }
   });
 

@@ -23,30 +23,34 @@ function setup() {
     });
   const alerts: AlertView[] = [];
   const outbox: OutboxItem[] = [];
+  const raiseAlert = (a: NewAlert, ob: (id: string) => OutboxItem[]) => {
+    const view: AlertView = {
+      ...a,
+      id: `A${alerts.length + 1}`,
+      state: "open",
+      severity: a.severity as AlertView["severity"],
+      backend: a.backend as AlertView["backend"],
+      raisedAt: a.raisedAt.toISOString(),
+      ackedAt: null,
+      ackedBy: null,
+      resolvedAt: null,
+    };
+    alerts.push(view);
+    outbox.push(...ob(view.id));
+    return view;
+  };
   const store = {
-    openAlerts: async () => alerts.filter((a) => a.state !== "resolved"),
-    listEvents: async () => [],
-    raiseAlert: async (a: NewAlert, ob: (id: string) => OutboxItem[]) => {
-      const view: AlertView = {
-        ...a,
-        id: `A${alerts.length + 1}`,
-        state: "open",
-        severity: a.severity as AlertView["severity"],
-        backend: a.backend as AlertView["backend"],
-        raisedAt: a.raisedAt.toISOString(),
-        ackedAt: null,
-        ackedBy: null,
-        resolvedAt: null,
-      };
-      alerts.push(view);
-      outbox.push(...ob(view.id));
-      return view;
-    },
-    refreshAlert: async (id: string, r: AlertRefresh) => {
-      Object.assign(
-        alerts.find((x) => x.id === id)!,
-        r,
-      );
+    openAlertStates: async () => alerts.filter((a) => a.state !== "resolved").map((a) => ({ ...a })),
+    findAlert: async (id: string) => alerts.find((a) => a.id === id) ?? null,
+    recentEvents: async (ids: string[]) => new Map(ids.map((id) => [id, []])),
+    raiseAlerts: async (items: Array<{ alert: NewAlert; outbox: (id: string) => OutboxItem[] }>) =>
+      items.map((i) => raiseAlert(i.alert, i.outbox)),
+    refreshAlerts: async (items: Array<{ id: string; refresh: AlertRefresh }>) => {
+      for (const { id, refresh } of items)
+        Object.assign(
+          alerts.find((x) => x.id === id)!,
+          refresh,
+        );
     },
     resolveAlert: async (id: string, at: Date, ob: OutboxItem[]) => {
       const a = alerts.find((x) => x.id === id)!;

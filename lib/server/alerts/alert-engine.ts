@@ -1,10 +1,10 @@
 import type { AlertView } from "../../contract/alerts";
 import { ALERTS_CHANGED_MAX, type ServerToUiEvents } from "../../contract/socket";
 import type { LiveState } from "../live-state";
-import type { HistoryStore } from "../store";
-import { alertRefresh } from "./alert-refresh";
+import type { HistoryStore, OpenAlertState } from "../store";
+import { alertRefresh, type AlertRefresh } from "./alert-refresh";
 import { LiveConditions, slicer, yieldToLoop } from "./live-conditions";
-import type { AlertRulesConfig } from "./rules";
+import type { AlertRulesConfig, Condition } from "./rules";
 import { outboxFor, type WebhookTarget } from "./webhooks";
 
 export interface AlertChanges {
@@ -38,7 +38,7 @@ export class AlertEngine {
   /** When each open alert's condition was last seen clear (alert key -> ms), for the resolve grace. */
   private readonly clearSince = new Map<string, number>();
   /** The open and acknowledged alerts as the last run left them (read at its start, with its raises and resolves). */
-  private openAfterRun: AlertView[] = [];
+  private openAfterRun: OpenAlertState[] = [];
   /** The conditions, kept between runs: each run re-evaluates only the locks that changed or move with time. */
   private readonly conditions: LiveConditions;
 
@@ -68,13 +68,13 @@ export class AlertEngine {
    * 10 to 20 ms read on SQLite, during which the event loop does nothing else). An acknowledgement made during the
    * run shows from the next one.
    */
-  openAlerts(): readonly AlertView[] {
+  openAlerts(): readonly OpenAlertState[] {
     return this.openAfterRun;
   }
 
   async acknowledge(id: string, by: string): Promise<AlertView | null> {
-    const open = (await this.deps.store.openAlerts()).find((a) => a.id === id);
-    if (!open) return null;
+    const open = await this.deps.store.findAlert(id);
+    if (!open || open.state === "resolved") return null;
     const preview = { ...open, state: "acknowledged" as const, ackedBy: by, ackedAt: new Date().toISOString() };
     return this.deps.store.acknowledgeAlert(
       id,
@@ -90,58 +90,74 @@ export class AlertEngine {
     // The store's answers on SQLite come through microtasks only: without a turn of the event loop after each write,
     // a run that refreshes 1,000 alerts held it for a second (a browser's delivery waited behind it).
     const conditions = await this.conditions.evaluate(now);
-    const open = await store.openAlerts();
+    const open = await store.openAlertStates();
     const openKeys = new Map(open.map((a) => [a.key, a]));
     const active = new Set(conditions.map((c) => c.key));
     const changes: AlertChanges = { raised: [], resolved: [] };
+    const refreshes: Array<{ id: string; refresh: AlertRefresh }> = [];
+    const toRaise: Condition[] = [];
     const slice = slicer();
     for (const c of conditions) {
       const pause = slice.due();
       if (pause) await pause;
       const already = openKeys.get(c.key);
-      if (already) {
-        // Still (or again) true: keep the message current (a flapping takeover names its latest holder) and count
-        // a return after a clear spell as one more occurrence of this alert.
-        const reappeared = this.clearSince.has(c.key);
-        const holder = c.lockId ? (live.lock(c.lockId)?.owner ?? null) : null;
-        const refresh = alertRefresh(already, c, holder, now, reappeared);
-        if (refresh) {
-          await store.refreshAlert(already.id, refresh);
-          await yieldToLoop();
-        }
+      if (!already) {
+        toRaise.push(c);
         continue;
       }
-      const recent = c.lockId ? await store.listEvents({ lockId: c.lockId, limit: 10 }) : [];
-      const evidence = {
-        events: recent.map((e) => ({
-          id: e.id,
-          type: e.type,
-          at: e.at,
-          owner: e.owner,
-          previousOwner: e.previousOwner ?? null,
-        })),
-        lock: c.lockId ? live.lock(c.lockId) : null,
-      };
-      const raisedAt = new Date(now);
-      const alert = await store.raiseAlert({ ...c, evidence, raisedAt }, (id) =>
-        outboxFor(
-          webhooks,
-          "raised",
-          {
-            ...c,
-            id,
-            state: "open",
-            evidence,
-            raisedAt: raisedAt.toISOString(),
-            ackedAt: null,
-            ackedBy: null,
-            resolvedAt: null,
-          },
-          publicUrl,
-        ),
+      // Still (or again) true: keep the message current (a flapping takeover names its latest holder) and count a
+      // return after a clear spell as one more occurrence of this alert.
+      const reappeared = this.clearSince.has(c.key);
+      const holder = c.lockId ? (live.lock(c.lockId)?.owner ?? null) : null;
+      const refresh = alertRefresh(already, c, holder, now, reappeared);
+      if (refresh) refreshes.push({ id: already.id, refresh });
+    }
+    // Written in batches, a turn of the event loop after each: one statement (SQLite) for a batch of refreshes, one
+    // read of the locks' recent events and one transaction for a batch of raises, instead of one of each per alert.
+    for (let i = 0; i < refreshes.length; i += ALERT_WRITE_BATCH) {
+      await store.refreshAlerts(refreshes.slice(i, i + ALERT_WRITE_BATCH));
+      await yieldToLoop();
+    }
+    const raisedAt = new Date(now);
+    for (let i = 0; i < toRaise.length; i += ALERT_WRITE_BATCH) {
+      const batch = toRaise.slice(i, i + ALERT_WRITE_BATCH);
+      const recent = await store.recentEvents(
+        batch.flatMap((c) => (c.lockId ? [c.lockId] : [])),
+        EVIDENCE_EVENTS,
       );
+      const items = batch.map((c) => {
+        const evidence = {
+          events: (c.lockId ? (recent.get(c.lockId) ?? []) : []).map((e) => ({
+            id: e.id,
+            type: e.type,
+            at: e.at,
+            owner: e.owner,
+            previousOwner: e.previousOwner ?? null,
+          })),
+          lock: c.lockId ? live.lock(c.lockId) : null,
+        };
+        return {
+          alert: { ...c, evidence, raisedAt },
+          outbox: (id: string) =>
+            outboxFor(
+              webhooks,
+              "raised",
+              {
+                ...c,
+                id,
+                state: "open",
+                evidence,
+                raisedAt: raisedAt.toISOString(),
+                ackedAt: null,
+                ackedBy: null,
+                resolvedAt: null,
+              },
+              publicUrl,
+            ),
+        };
+      });
       // Null: another dashboard's evaluation raised it first; the next run sees it open and refreshes it.
-      if (alert) changes.raised.push(alert);
+      for (const alert of await store.raiseAlerts(items)) if (alert) changes.raised.push(alert);
       await yieldToLoop();
     }
     for (const a of open) {
@@ -156,10 +172,21 @@ export class AlertEngine {
       if (now - since < (this.deps.resolveAfterMs ?? 0)) continue;
       this.clearSince.delete(a.key);
       const resolvedAt = new Date(now);
+      // The webhook carries the whole alert, evidence included, which the evaluation does not read.
+      const full = webhooks.length > 0 ? await store.findAlert(a.id) : null;
       const done = await store.resolveAlert(
         a.id,
         resolvedAt,
-        outboxFor(webhooks, "resolved", { ...a, state: "resolved", resolvedAt: resolvedAt.toISOString() }, publicUrl),
+        outboxFor(
+          webhooks,
+          "resolved",
+          {
+            ...(full ?? { ...a, evidence: {}, ackedAt: null, ackedBy: null }),
+            state: "resolved",
+            resolvedAt: resolvedAt.toISOString(),
+          },
+          publicUrl,
+        ),
       );
       if (done) changes.resolved.push(done);
       await yieldToLoop();
@@ -169,3 +196,8 @@ export class AlertEngine {
     return changes;
   }
 }
+
+/** Alerts written per statement or transaction (refreshes, raises). */
+const ALERT_WRITE_BATCH = 500;
+/** The lock's recent events kept in a raised alert's evidence. */
+const EVIDENCE_EVENTS = 10;

@@ -17,7 +17,7 @@ export async function listAlerts(req: ApiRequest, deps: ApiDeps): Promise<ApiAns
   const alerts = await deps.store.listAlerts({ state, limit });
   const body: AlertsResponse = {
     alerts,
-    open: (await deps.store.openAlerts()).filter((a) => a.state === "open").length,
+    open: await deps.store.countOpenAlerts(),
   };
   return { status: 200, body };
 }
