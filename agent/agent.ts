@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newEventId } from "./core/event-id";
 import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../lib/contract/release";
 import { SourceCap } from "./core/source-cap";
@@ -156,7 +156,7 @@ export class AgentLoop {
 
   private sourceEvent(status: SourceStatus): LockEvent {
     const ev: LockEvent = {
-      id: randomUUID(),
+      id: newEventId(),
       agentId: this.opts.agentId,
       type: status.up ? "source-up" : "source-down",
       lockId: `source-${Buffer.from(status.id).toString("base64url").slice(0, 100)}`,

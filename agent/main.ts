@@ -2,7 +2,7 @@
  * Composition root of the agent: config -> clients -> sources -> loop -> transport.
  * Run alone with `npm run agent` (DASHBOARD_URL, AGENT_TOKEN), or together with the dashboard by `npm start`.
  */
-import { randomUUID } from "node:crypto";
+import { newEventId } from "./core/event-id";
 import { loadOrExit } from "../lib/config/env";
 import { limitHeapGrowth } from "../lib/runtime/heap-growth";
 import { AgentLoop, type WatchedSource } from "./agent";
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const agent: { loop?: AgentLoop } = {};
   const deps: BackendDeps = {
     agent: config,
-    newId: randomUUID,
+    newId: newEventId,
     log,
     push: (output) => agent.loop?.push(output),
     pollSoon: (source) => void agent.loop?.pollSource(source),

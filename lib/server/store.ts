@@ -628,13 +628,20 @@ class SharedSqliteAdapter extends PrismaBetterSQLite3 {
 }
 
 /**
- * Events per SQLite transaction. better-sqlite3 runs a statement synchronously, so a transaction holds the event loop
- * from BEGIN to COMMIT: 1,000 events through Prisma's raw query held it 55 ms (p50; 144 ms at worst, 100,000 events
- * into a fresh file), and an API request or a browser's update that arrived meanwhile waited for all of it. 250
- * events on the connection itself take about 3 to 5 ms, and the loop turns between two of them. The commit's fsync
- * (synchronous FULL) measured 0.3 ms here, so more commits cost little.
+ * Events per SQLite transaction, adapted to how long one takes. better-sqlite3 runs a statement synchronously, so a
+ * transaction holds the event loop from BEGIN to COMMIT: 1,000 events through Prisma's raw query held it 55 ms (p50;
+ * 144 ms at worst, 100,000 events into a fresh file), and an API request or a browser's update that arrived meanwhile
+ * waited for all of it. What an event costs depends on where it lands: events of the same few locks append to the
+ * Event table's indexes (about 25 µs each here), while an agent's first contact with 100,000 locks puts each of them
+ * on a random page of the lockId, resource and time indexes, and SQLite then writes (and checkpoints) a whole page per
+ * index per event: 250 such events took 22 to 40 ms a transaction (scratches on a real file, load 2 to 3). So each
+ * transaction takes as many events as fit in SQLITE_TRANSACTION_TARGET_MS at the rate the last ones ran, between
+ * the bounds below, and the loop turns between two. The commit's fsync (synchronous FULL) measured 0.3 ms here, so
+ * more commits cost little next to the page writes.
  */
-export const SQLITE_EVENTS_PER_TRANSACTION = 250;
+export const SQLITE_EVENTS_PER_TRANSACTION = { first: 250, min: 25, max: 2000 };
+/** What one ingest transaction aims to hold the event loop for. */
+export const SQLITE_TRANSACTION_TARGET_MS = 10;
 /** Unresolved alerts read per statement (about 5 ms each here). */
 const OPEN_ALERTS_PAGE = 2000;
 
@@ -651,7 +658,13 @@ export class SqliteIngest {
   private readonly insert: BetterSqlite3.Statement;
   private readonly addRollups: BetterSqlite3.Statement;
 
-  constructor(private readonly db: BetterSqlite3.Database) {
+  /** Events in the next transaction: adapted after each one (see SQLITE_EVENTS_PER_TRANSACTION). */
+  private size = SQLITE_EVENTS_PER_TRANSACTION.first;
+
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
     this.insert = db
       .prepare(
         `INSERT INTO "Event" ("id", "agentId", "type", "lockId", "backend", "source", "resource", "owner", "previousOwner", "library", "ttlMs", "at", "receivedAt", "detail")
@@ -671,12 +684,30 @@ export class SqliteIngest {
   /** Stores one batch (deduplicated by the caller): the fresh events, in input order. */
   async save(events: readonly LockEvent[]): Promise<LockEvent[]> {
     const fresh: LockEvent[] = [];
-    for (let i = 0; i < events.length; i += SQLITE_EVENTS_PER_TRANSACTION) {
+    for (let i = 0; i < events.length;) {
       if (i > 0) await turn();
       await connectionIdle(this.db);
-      fresh.push(...this.write(events.slice(i, i + SQLITE_EVENTS_PER_TRANSACTION)));
+      const chunk = events.slice(i, i + this.size);
+      const started = this.clock();
+      fresh.push(...this.write(chunk));
+      this.adapt(chunk.length, this.clock() - started);
+      i += chunk.length;
     }
     return fresh;
+  }
+
+  /** The next transaction's size from this one's rate, halfway from the old size (one slow commit is not a trend). */
+  private adapt(events: number, ms: number): void {
+    const { min, max } = SQLITE_EVENTS_PER_TRANSACTION;
+    // A small transaction says little about the rate; a fast one of any size may grow the next.
+    if (events < this.size && ms < SQLITE_TRANSACTION_TARGET_MS) return;
+    const fits = ms > 0 ? (events * SQLITE_TRANSACTION_TARGET_MS) / ms : max;
+    this.size = Math.round(Math.min(max, Math.max(min, (this.size + fits) / 2)));
+  }
+
+  /** Events the next transaction takes (for tests). */
+  get transactionSize(): number {
+    return this.size;
   }
 
   private write(chunk: readonly LockEvent[]): LockEvent[] {

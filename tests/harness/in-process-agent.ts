@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newEventId } from "../../agent/core/event-id";
 import { expect } from "vitest";
 import type { LockEvent } from "../../lib/contract/lock";
 import { AgentLoop } from "../../agent/agent";
@@ -36,7 +36,7 @@ export async function startInProcessAgent(
   const holder: { loop?: AgentLoop } = {};
   const sources = createRedisSources([parseRedisTarget("REDIS_URLS", url)], {
     agentId: `test-${opts.changeDetection}`,
-    newId: randomUUID,
+    newId: newEventId,
     log: (line) => log.push(line),
     lockPatterns: opts.lockPatterns ?? ["*lock*"],
     scanCount: 1000,

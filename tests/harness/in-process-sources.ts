@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newEventId } from "../../agent/core/event-id";
 import { parseRedisTarget } from "../../agent/config";
 import { createRedisSources, type RedisSources } from "../../agent/sources/redis/redis-sources";
 
@@ -9,7 +9,7 @@ import { createRedisSources, type RedisSources } from "../../agent/sources/redis
 export function inProcessRedisSources(url: string, agentId: string): RedisSources {
   return createRedisSources([parseRedisTarget("REDIS_URLS", url)], {
     agentId,
-    newId: randomUUID,
+    newId: newEventId,
     log: () => undefined,
     lockPatterns: ["*lock*"],
     scanCount: 1000,

@@ -396,7 +396,7 @@ describe("the SQLite fast paths", () => {
     const store = openStore(`file:${file}`);
     try {
       await store.countEvents();
-      const batch = Array.from({ length: 4 * SQLITE_EVENTS_PER_TRANSACTION }, (_, i) =>
+      const batch = Array.from({ length: 4 * SQLITE_EVENTS_PER_TRANSACTION.max }, (_, i) =>
         ev(`turns-${i}-xxxxxxxx`, "acquired", `T${i}`),
       );
       let turns = 0;
@@ -414,6 +414,29 @@ describe("the SQLite fast paths", () => {
       expect(turns).toBeGreaterThanOrEqual(3);
     } finally {
       await store.close();
+    }
+  });
+
+  it("sizes each transaction by how long the last ones took", async () => {
+    const db = new Database(file);
+    try {
+      // Every transaction "takes" `perTransactionMs` on this clock (read once before and once after each).
+      let perTransactionMs = 40;
+      let t = 0;
+      let reads = 0;
+      const ingest = new SqliteIngest(db, () => (reads++ % 2 === 0 ? t : (t += perTransactionMs)));
+      const events = (tag: string, n: number) =>
+        Array.from({ length: n }, (_, i) => ev(`size-${tag}-${i}-xxxxxxxx`, "acquired", `S${tag}${i}`));
+      expect(ingest.transactionSize).toBe(SQLITE_EVENTS_PER_TRANSACTION.first);
+      expect(await ingest.save(events("slow", 600))).toHaveLength(600);
+      // 40 ms for 250 events is 4 times the target: each next transaction is smaller, down to the floor.
+      expect(ingest.transactionSize).toBeLessThan(SQLITE_EVENTS_PER_TRANSACTION.first / 2);
+      expect(ingest.transactionSize).toBeGreaterThanOrEqual(SQLITE_EVENTS_PER_TRANSACTION.min);
+      perTransactionMs = 1;
+      expect(await ingest.save(events("fast", 6000))).toHaveLength(6000);
+      expect(ingest.transactionSize).toBe(SQLITE_EVENTS_PER_TRANSACTION.max);
+    } finally {
+      db.close();
     }
   });
 
@@ -501,7 +524,7 @@ describe("the SQLite fast paths", () => {
       expect(ids).toEqual(["waits-1-xxxxxxxx"]);
       // The other transaction's rollback stands: its delete is undone.
       expect(db.prepare(`SELECT count(*) FROM "Event" WHERE "id" LIKE 'turns-%'`).pluck().get()).toBe(
-        4 * SQLITE_EVENTS_PER_TRANSACTION,
+        4 * SQLITE_EVENTS_PER_TRANSACTION.max,
       );
     } finally {
       db.close();
