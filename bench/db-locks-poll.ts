@@ -241,7 +241,7 @@ async function benchOn(serverUrl: string, where: string) {
     const q = settings.showQueries;
     /** A full read, as the agent keeps it (its buckets and session rows). */
     const fullRead = async (): Promise<KnownPgLocks> => {
-      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null])).rows[0]!
+      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null, null])).rows[0]!
         .snapshot;
       const snap = parsePgSnapshot(raw, null, pgPollAsk(null), settings.maxLocks);
       return {
@@ -250,7 +250,14 @@ async function benchOn(serverUrl: string, where: string) {
         sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
       };
     };
-    const params = (ask: PgPollAsk) => [...p, ask.signature, ask.sessionHashes, q, ask.bucketSignatures];
+    const params = (ask: PgPollAsk) => [
+      ...p,
+      ask.signature,
+      ask.sessionHashes,
+      q,
+      ask.bucketSignatures,
+      ask.sessionPids,
+    ];
     // The statement before (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g. `git show
     // main:agent/sources/postgres/pg-poll-sql.ts` saved to a file), timed in the same rounds. It takes $1-$3 (one
     // signature of every lock row), $1-$4 with the session hashes, $1-$5 as before the buckets, or $1-$6 as now (the
@@ -283,8 +290,8 @@ async function benchOn(serverUrl: string, where: string) {
     // as the agent asks (only the bucket and sessions asked for again); unchanged without asking anything again.
     const current = (params: unknown[]): StatementCase => ({ sql: PG_POLL_SQL, params, on: asAgent, prepared: true });
     const cases: Record<string, StatementCase> = {
-      full: current([...p, null, null, q, null]),
-      allBuckets: current([...p, null, hashes1, q, null]),
+      full: current([...p, null, null, q, null, null]),
+      allBuckets: current([...p, null, hashes1, q, null, pgPollAsk(known1).sessionPids]),
       oneChanged: current(params(pgPollAsk(known0, 1))),
       unchanged: current(params(pgPollAsk(known1, 2))),
       unchangedNoRefresh: current(params(pgPollAsk(known1))),
@@ -293,7 +300,7 @@ async function benchOn(serverUrl: string, where: string) {
     const baselineCase = (params: unknown[]): StatementCase => ({ sql: before!, params, on: plain });
     if (before !== null && arity === 6) {
       for (const n of Object.keys(cases)) {
-        cases[`baseline${n[0]!.toUpperCase()}${n.slice(1)}`] = baselineCase(cases[n]!.params);
+        cases[`baseline${n[0]!.toUpperCase()}${n.slice(1)}`] = baselineCase(cases[n]!.params.slice(0, 6));
       }
     } else if (before !== null && b0 !== null && b1 !== null) {
       const baseline = baselineCase;

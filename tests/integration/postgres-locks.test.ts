@@ -146,8 +146,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     // The source on a port that records each ask and answer.
     const polls: Array<{ asked: ReadonlyArray<string | null> | null; raw: RawAnswer }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, sessions, showQueries, buckets) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, sessions, showQueries, buckets);
+      snapshot: async (maxLocks, queryChars, known, sessions, showQueries, buckets, pids) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, sessions, showQueries, buckets, pids);
         polls.push({ asked: buckets ?? null, raw: raw as RawAnswer });
         return raw;
       },
@@ -287,8 +287,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
       sessionsGone: number[] | null;
     }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries, buckets) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries, buckets);
+      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries, buckets, pids) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries, buckets, pids);
         raws.push(raw as (typeof raws)[number]);
         return raw;
       },
@@ -349,7 +349,15 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     for (let i = 0; i < 3; i++) {
       if (i === 2) await a.query("SELECT pg_advisory_lock(5102)");
       const ask = pgPollAsk(known, i);
-      const values = [s.maxLocks, s.queryChars, ask.signature, ask.sessionHashes, false, ask.bucketSignatures];
+      const values = [
+        s.maxLocks,
+        s.queryChars,
+        ask.signature,
+        ask.sessionHashes,
+        false,
+        ask.bucketSignatures,
+        ask.sessionPids,
+      ];
       const raw = (await agent.query<{ snapshot: unknown }>(pgPollQuery(values))).rows[0]!.snapshot;
       const snap = parsePgSnapshot(raw, known, ask, s.maxLocks);
       known = {

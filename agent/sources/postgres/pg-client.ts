@@ -59,9 +59,10 @@ export class NodePgPort implements PgPort {
     knownSessions: number[] | null = null,
     showQueries = false,
     knownBuckets: ReadonlyArray<string | null> | null = null,
+    knownPids: number[] | null = null,
   ): Promise<unknown> {
     const r = await this.pool.query<{ snapshot: unknown }>(
-      pgPollQuery([maxLocks, queryChars, knownSignature, knownSessions, showQueries, knownBuckets]),
+      pgPollQuery([maxLocks, queryChars, knownSignature, knownSessions, showQueries, knownBuckets, knownPids]),
     );
     return r.rows[0]?.snapshot;
   }
