@@ -6,7 +6,8 @@
  * - on the machine's shared PostgreSQL as it is configured (its max_connections is not changed): as many sessions as
  *   it allows with headroom for others.
  * Each run spreads the locks over the sessions, adds waiters, and times the statement with EXPLAIN ANALYZE and with the
- * serving backend's own CPU time (pg_stat_statements is not preloaded here) in five cases: everything sent (a first
+ * serving backend's own CPU time (pg_stat_statements is not preloaded here) as the agent runs it (its named prepared
+ * statement, on a connection with the agent's session settings: a generic plan) in five cases: everything sent (a first
  * poll); every bucket of lock rows sent but the sessions known; one lock changed since the last poll (a holder took
  * one more key), as the agent asks (with the bucket and session slice it asks for again in turn); unchanged, as the
  * agent asks; and unchanged asking nothing again. Then the agent's whole poll, unchanged and with one lock taken or
@@ -15,13 +16,15 @@
  *   BENCH_POSTGRES_URL (the shared server; default postgresql://root@127.0.0.1:5432/postgres), BENCH_DB_LOCKS (5000),
  *   BENCH_DB_SESSIONS (1000, capped by the server), BENCH_DB_REPEAT (30), BENCH_DB_SERVERS (private,shared),
  *   BENCH_DB_BASELINE (a module whose PG_POLL_SQL, taking $1-$3, $1-$4 or $1-$5 with one signature of all the lock
- *   rows, is timed beside the current one in the same rounds: in full, rows sent, one lock changed, unchanged)
+ *   rows, or $1-$6 with the buckets as now, is timed beside the current one in the same rounds, as a plain statement
+ *   on a connection with default settings: in full, rows sent, one lock changed, unchanged; with $6, in the five
+ *   cases the current one is timed in)
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { loadDbLockSettings } from "../agent/sources/db-lock-settings";
-import { NodePgPort } from "../agent/sources/postgres/pg-client";
+import { NodePgPort, pgPollQuery, pgSessionOptions } from "../agent/sources/postgres/pg-client";
 import { PG_LOCK_BUCKETS, PG_POLL_SQL } from "../agent/sources/postgres/pg-poll-sql";
 import { parsePgSnapshot, pgPollAsk, type KnownPgLocks, type PgPollAsk } from "../agent/sources/postgres/pg-snapshot";
 import { PostgresSource } from "../agent/sources/postgres/pg-source";
@@ -62,10 +65,22 @@ function loadSampler(): { report(): { start: number; highest: number; end: numbe
   };
 }
 
-/** One form of the poll statement: its SQL and parameters. */
+/** A connection the bench times statements on, and the pid of the server backend that serves it. */
+interface Timed {
+  client: pg.Client;
+  backend: number;
+}
+
+/**
+ * One form of the poll statement: its SQL and parameters, and the connection it runs on. `prepared`: run as the agent
+ * runs PG_POLL_SQL (its named statement, on a connection with the agent's session settings, so a generic plan); else
+ * as a plain statement (parsed and planned at each run, as the agent ran it before).
+ */
 interface StatementCase {
   sql: string;
   params: unknown[];
+  on: Timed;
+  prepared?: boolean;
 }
 
 const ROUNDS = 3;
@@ -77,22 +92,24 @@ const ROUNDS = 3;
  * 10 ms). EXPLAIN ANALYZE leaves out sending the result; the backend's CPU counts everything the server spends on the
  * statement. The CPU figure is the median of the rounds; each round's is listed too.
  */
-async function timeCases<K extends string>(admin: pg.Client, backend: number, cases: Record<K, StatementCase>) {
+async function timeCases<K extends string>(cases: Record<K, StatementCase>) {
   const names = Object.keys(cases) as K[];
   const exec = new Map<K, number[]>(names.map((n) => [n, []]));
   const plan = new Map<K, number[]>(names.map((n) => [n, []]));
   const cpu = new Map<K, number[]>(names.map((n) => [n, []]));
-  const statPath = `/proc/${backend}/stat`;
-  const cpuMs = () => {
+  const cpuMs = (statPath: string) => {
     const f = readFileSync(statPath, "utf8").split(") ")[1]!.split(" ");
     return (Number(f[11]) + Number(f[12])) * 10;
   };
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + round) % names.length]!;
-      const { sql, params } = cases[name];
+      const { sql, params, on, prepared } = cases[name];
+      const statPath = `/proc/${on.backend}/stat`;
+      // On the agent's connection EXPLAIN plans the statement as the named one runs (a generic plan): its planning time
+      // is what preparing costs once, not what a poll pays.
       for (let j = 0; j < Math.ceil(REPEAT / ROUNDS); j++) {
-        const r = await admin.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
+        const r = await on.client.query<{ "QUERY PLAN": Array<{ "Execution Time": number; "Planning Time": number }> }>(
           `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
           params,
         );
@@ -100,9 +117,10 @@ async function timeCases<K extends string>(admin: pg.Client, backend: number, ca
         plan.get(name)!.push(r.rows[0]!["QUERY PLAN"][0]!["Planning Time"]);
       }
       if (existsSync(statPath)) {
-        const before = cpuMs();
-        for (let j = 0; j < REPEAT; j++) await admin.query(sql, params);
-        cpu.get(name)!.push((cpuMs() - before) / REPEAT);
+        const before = cpuMs(statPath);
+        for (let j = 0; j < REPEAT; j++)
+          await (prepared ? on.client.query(pgPollQuery(params)) : on.client.query(sql, params));
+        cpu.get(name)!.push((cpuMs(statPath) - before) / REPEAT);
       }
     }
   }
@@ -158,6 +176,7 @@ async function benchOn(serverUrl: string, where: string) {
   await admin.connect();
   let sessions: pg.Client[] = [];
   let port: NodePgPort | null = null;
+  let agentConn: pg.Client | null = null;
   let created = false;
   try {
     const facts = await admin.query<{ max: string; reserved: string; used: string; version: string }>(
@@ -211,12 +230,18 @@ async function benchOn(serverUrl: string, where: string) {
     log(`${where}: ${c0.n} advisory locks held, ${c0.w} waiting (asked for ${taken}); ${c0.backends} backends`);
 
     const settings = loadDbLockSettings({});
-    const backend = (await admin.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    const backendOf = async (c: pg.Client) =>
+      (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+    const plain: Timed = { client: admin, backend: await backendOf(admin) };
+    // The current statement is timed as the agent runs it: its named statement, on a connection with its settings.
+    agentConn = new pg.Client({ connectionString: serverUrl, options: pgSessionOptions(settings.statementTimeoutMs) });
+    await agentConn.connect();
+    const asAgent: Timed = { client: agentConn, backend: await backendOf(agentConn) };
     const p = [settings.maxLocks, settings.queryChars];
     const q = settings.showQueries;
     /** A full read, as the agent keeps it (its buckets and session rows). */
     const fullRead = async (): Promise<KnownPgLocks> => {
-      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null])).rows[0]!
+      const raw = (await admin.query<{ snapshot: unknown }>(PG_POLL_SQL, [...p, null, null, q, null, null])).rows[0]!
         .snapshot;
       const snap = parsePgSnapshot(raw, null, pgPollAsk(null), settings.maxLocks);
       return {
@@ -225,12 +250,21 @@ async function benchOn(serverUrl: string, where: string) {
         sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
       };
     };
-    const params = (ask: PgPollAsk) => [...p, ask.signature, ask.sessionHashes, q, ask.bucketSignatures];
+    const params = (ask: PgPollAsk) => [
+      ...p,
+      ask.signature,
+      ask.sessionHashes,
+      q,
+      ask.bucketSignatures,
+      ask.sessionPids,
+    ];
     // The statement before (BENCH_DB_BASELINE: a module exporting PG_POLL_SQL, e.g. `git show
     // main:agent/sources/postgres/pg-poll-sql.ts` saved to a file), timed in the same rounds. It takes $1-$3 (one
-    // signature of every lock row), $1-$4 with the session hashes, or $1-$5 as the one at main.
+    // signature of every lock row), $1-$4 with the session hashes, $1-$5 as before the buckets, or $1-$6 as now (the
+    // buckets: then it answers the agent's asks, and is timed in the very cases the current one is).
     const before = BASELINE ? ((await import(BASELINE)) as { PG_POLL_SQL: string }).PG_POLL_SQL : null;
-    const arity = before === null ? 0 : before.includes("$5") ? 5 : before.includes("$4") ? 4 : 3;
+    const arity =
+      before === null ? 0 : before.includes("$6") ? 6 : before.includes("$5") ? 5 : before.includes("$4") ? 4 : 3;
     const bArgs = (sig: string | null, hashes: number[] | null) => [...p, sig, hashes, q].slice(0, arity);
     const baselineRead = async () => {
       const snap = (
@@ -244,30 +278,38 @@ async function benchOn(serverUrl: string, where: string) {
     // What the agent knew before one lock changed, and after: a holder takes one more key (one bucket changes, and
     // that holder's session row).
     const known0 = await fullRead();
-    const b0 = before === null ? null : await baselineRead();
+    const b0 = before === null || arity === 6 ? null : await baselineRead();
     const changer = holders[0]!;
     await changer.query("SELECT pg_advisory_lock($1::bigint)", [LOCKS + 1_000_000]);
     const known1 = await fullRead();
-    const b1 = before === null ? null : await baselineRead();
+    const b1 = before === null || arity === 6 ? null : await baselineRead();
     const hashes1 = pgPollAsk(known1).sessionHashes;
     // The cases: everything sent (the first poll, and after a failed one); every bucket sent but the sessions known
     // (what a poll after a lock change cost before the buckets); one lock changed since the last poll, as the agent
     // asks (the changed bucket comes, plus the bucket and the slice of sessions it asks for again in turn); unchanged,
     // as the agent asks (only the bucket and sessions asked for again); unchanged without asking anything again.
+    const current = (params: unknown[]): StatementCase => ({ sql: PG_POLL_SQL, params, on: asAgent, prepared: true });
     const cases: Record<string, StatementCase> = {
-      full: { sql: PG_POLL_SQL, params: [...p, null, null, q, null] },
-      allBuckets: { sql: PG_POLL_SQL, params: [...p, null, hashes1, q, null] },
-      oneChanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known0, 1)) },
-      unchanged: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1, 2)) },
-      unchangedNoRefresh: { sql: PG_POLL_SQL, params: params(pgPollAsk(known1)) },
+      full: current([...p, null, null, q, null, null]),
+      allBuckets: current([...p, null, hashes1, q, null, pgPollAsk(known1).sessionPids]),
+      oneChanged: current(params(pgPollAsk(known0, 1))),
+      unchanged: current(params(pgPollAsk(known1, 2))),
+      unchangedNoRefresh: current(params(pgPollAsk(known1))),
     };
-    if (before !== null && b0 !== null && b1 !== null) {
-      cases.baselineFull = { sql: before, params: bArgs(null, null) };
-      if (arity > 3) cases.baselineRowsChanged = { sql: before, params: bArgs(null, b1.hashes) };
-      cases.baselineOneChanged = { sql: before, params: bArgs(b0.signature, b0.hashes) };
-      cases.baselineUnchanged = { sql: before, params: bArgs(b1.signature, b1.hashes) };
+    // The statement before, as the agent ran it before: a plain statement on a connection with default settings.
+    const baselineCase = (params: unknown[]): StatementCase => ({ sql: before!, params, on: plain });
+    if (before !== null && arity === 6) {
+      for (const n of Object.keys(cases)) {
+        cases[`baseline${n[0]!.toUpperCase()}${n.slice(1)}`] = baselineCase(cases[n]!.params.slice(0, 6));
+      }
+    } else if (before !== null && b0 !== null && b1 !== null) {
+      const baseline = baselineCase;
+      cases.baselineFull = baseline(bArgs(null, null));
+      if (arity > 3) cases.baselineRowsChanged = baseline(bArgs(null, b1.hashes));
+      cases.baselineOneChanged = baseline(bArgs(b0.signature, b0.hashes));
+      cases.baselineUnchanged = baseline(bArgs(b1.signature, b1.hashes));
     }
-    const timed = await timeCases(admin, backend, cases);
+    const timed = await timeCases(cases);
     // What each case sends: bytes, buckets and lock rows.
     const sentBy = async (c: StatementCase) => {
       const raw = (
@@ -291,8 +333,10 @@ async function benchOn(serverUrl: string, where: string) {
             from: BASELINE,
             full: timed.baselineFull,
             rowsChanged: timed.baselineRowsChanged ?? null,
+            allBuckets: timed.baselineAllBuckets ?? null,
             oneChanged: timed.baselineOneChanged,
             unchanged: timed.baselineUnchanged,
+            unchangedNoRefresh: timed.baselineUnchangedNoRefresh ?? null,
           };
 
     // The whole poll as the agent runs it: round trip, JSON parse, model and tracker; with the lock table unchanged,
@@ -360,6 +404,7 @@ async function benchOn(serverUrl: string, where: string) {
     };
   } finally {
     await port?.close().catch(() => undefined);
+    await agentConn?.end().catch(() => undefined);
     // FORCE first: it ends the sessions, waiters included (a client's end() would wait for a blocked lock call).
     if (created) {
       await admin

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Lock, LockEvent } from "../../lib/contract/lock";
 import { DEFAULT_DB_THRESHOLDS, type DbLockSettings } from "../../agent/sources/db-lock-settings";
-import { NodePgPort } from "../../agent/sources/postgres/pg-client";
+import { NodePgPort, PG_POLL_STATEMENT, pgPollQuery, pgSessionOptions } from "../../agent/sources/postgres/pg-client";
 import { pgLockBucket } from "../../agent/sources/postgres/pg-poll-sql";
+import { parsePgSnapshot, pgPollAsk, type KnownPgLocks } from "../../agent/sources/postgres/pg-snapshot";
 import type { PgPort } from "../../agent/sources/postgres/pg-port";
 import { PostgresSource } from "../../agent/sources/postgres/pg-source";
 import { backendPid, createPgDatabase, PG_ADMIN_URL, type PgTestDatabase } from "../harness/postgres";
@@ -145,8 +146,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     // The source on a port that records each ask and answer.
     const polls: Array<{ asked: ReadonlyArray<string | null> | null; raw: RawAnswer }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, sessions, showQueries, buckets) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, sessions, showQueries, buckets);
+      snapshot: async (maxLocks, queryChars, known, sessions, showQueries, buckets, pids) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, sessions, showQueries, buckets, pids);
         polls.push({ asked: buckets ?? null, raw: raw as RawAnswer });
         return raw;
       },
@@ -286,8 +287,8 @@ describe("PostgreSQL advisory locks from real sessions", () => {
       sessionsGone: number[] | null;
     }> = [];
     const spy: PgPort = {
-      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries, buckets) => {
-        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries, buckets);
+      snapshot: async (maxLocks, queryChars, known, knownSessions, showQueries, buckets, pids) => {
+        const raw = await port.snapshot(maxLocks, queryChars, known, knownSessions, showQueries, buckets, pids);
         raws.push(raw as (typeof raws)[number]);
         return raw;
       },
@@ -331,6 +332,75 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     expect(after).toMatchObject({ pid: pa, application: "rows-a", state: "idle" });
     expect(Date.parse(after.queryStart!)).toBeGreaterThan(Date.parse(before.queryStart!));
     expect(mine(locks, db, "3002")!.database!.holders[0]!.session).toMatchObject({ pid: pb, application: "rows-b" });
+  });
+
+  it("the poll is one prepared statement on a generic plan from its first run, prepared again on a new connection", async () => {
+    const s = settings();
+    const db = await createPgDatabase("lockscope_pglocks");
+    cleanups.push(() => db.drop());
+    const a = await db.session("plan-a");
+    await a.query("SELECT pg_advisory_lock(5101)");
+    // The agent's session as NodePgPort opens it, running the poll as NodePgPort does, three polls in a row: a full
+    // read, then unchanged, then after a change, each asking as the source asks.
+    const agent = new pg.Client({ connectionString: PG_ADMIN_URL, options: pgSessionOptions(s.statementTimeoutMs) });
+    await agent.connect();
+    cleanups.push(() => agent.end());
+    let known: KnownPgLocks | null = null;
+    for (let i = 0; i < 3; i++) {
+      if (i === 2) await a.query("SELECT pg_advisory_lock(5102)");
+      const ask = pgPollAsk(known, i);
+      const values = [
+        s.maxLocks,
+        s.queryChars,
+        ask.signature,
+        ask.sessionHashes,
+        false,
+        ask.bucketSignatures,
+        ask.sessionPids,
+      ];
+      const raw = (await agent.query<{ snapshot: unknown }>(pgPollQuery(values))).rows[0]!.snapshot;
+      const snap = parsePgSnapshot(raw, known, ask, s.maxLocks);
+      known = {
+        signature: snap.signature,
+        buckets: snap.buckets,
+        sessions: new Map(snap.sessions.map((x) => [x.pid, x])),
+      };
+    }
+    const keys = known!.buckets.flatMap((b) => b.rows.filter((r) => r.db === db.name).map((r) => r.objid));
+    expect(keys.sort()).toEqual([5101, 5102]);
+    // Planned once, on a generic plan, and never again (the CPU saved: parsing and planning at every poll).
+    const prepared = await agent.query<{ generic_plans: string; custom_plans: string }>(
+      "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1",
+      [PG_POLL_STATEMENT],
+    );
+    expect(prepared.rows.map((r) => [Number(r.generic_plans), Number(r.custom_plans)])).toEqual([[3, 0]]);
+
+    // NodePgPort on the test's database, so that its session is the one lockscope-agent session there: cut it, and
+    // the next polls must prepare the statement again on the new connection (the old one's is gone with it).
+    const port = new NodePgPort({ url: db.url, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
+    cleanups.push(() => port.close());
+    const source = new PostgresSource(port, {
+      sourceId: "postgresql://127.0.0.1:5432",
+      agentId: "test-agent",
+      newId: randomUUID,
+      log: () => undefined,
+      settings: s,
+    });
+    const events: LockEvent[] = [];
+    expect(mine(await pollInto(source, events), db, "5101")).toBeDefined();
+    const admin = await db.session("observer");
+    const cut = await admin.query(
+      "SELECT pg_terminate_backend(pid, 2000) AS ended FROM pg_stat_activity WHERE datname = $1 AND application_name = 'lockscope-agent'",
+      [db.name],
+    );
+    expect(cut.rows).toEqual([{ ended: true }]);
+    await a.query("SELECT pg_advisory_unlock(5101)");
+    // The first poll may still meet the dead connection (a failed poll); a later one runs on a new connection.
+    await waitFor("a poll on a new connection", async () => {
+      const locks = await pollInto(source, events);
+      return source.status().up && mine(locks, db, "5101") === undefined;
+    });
+    expect(mine(source.locks(), db, "5102")!.database!.holders.map((h) => h.session.application)).toEqual(["plan-a"]);
   });
 
   it("follows a chain through a session that waits for a table lock, not an advisory one, to the root", async () => {

@@ -47,11 +47,13 @@ class FakePg implements PgPort {
     knownSessions?: number[] | null,
     _showQueries?: boolean,
     knownBuckets?: ReadonlyArray<string | null> | null,
+    knownPids?: number[] | null,
   ) {
     const ask = {
       signature: knownSignature,
       sessionHashes: knownSessions ?? null,
       bucketSignatures: knownBuckets ? [...knownBuckets] : null,
+      sessionPids: knownPids ?? null,
     };
     this.asks.push(ask);
     const a = this.answers.shift();
@@ -152,6 +154,32 @@ describe("PostgresSource", () => {
     // pid 100 is in slice 100 % 64 = 36 only: its hash is sent on every poll after the first.
     expect(port.asks.map((a) => a.sessionHashes)).toEqual([null, [7], [7], [7], null]);
     expect(src.status()).toMatchObject({ up: true });
+  });
+
+  it("sends the pids of every lock row it has, with its session hashes, so the server can tell an unknown session in a bucket it does not send is involved", async () => {
+    const port = new FakePg();
+    const src = pgSource(port);
+    const a = { ...sessionRow, h: 7, pid: 100 };
+    const b = { ...sessionRow, h: 8, pid: 200 };
+    const two: { server: FakePgServer } = {
+      server: {
+        rows: [
+          { objid: 1, pid: 100 },
+          { objid: 2, pid: 200 },
+          { objid: 3, pid: 200, granted: false },
+        ],
+        sessions: [a, b],
+      },
+    };
+    port.answers.push(two, two, new Error("connection reset"), two);
+    for (let i = 0; i < 4; i++) await src.poll();
+    // The first poll and the one after a failure know nothing (null: the server then sends every involved session).
+    expect(port.asks.map((x) => (x.sessionPids === null ? null : [...x.sessionPids].sort()))).toEqual([
+      null,
+      [100, 200],
+      [100, 200],
+      null,
+    ]);
   });
 
   it("an answer that leaves out a bucket the agent asked for, or sends one it did not change, is an error, not an empty table", async () => {

@@ -6,7 +6,8 @@ export interface PgPort {
    * bucket), the server sends only the buckets asked for while the first is the same, and else every bucket whose
    * signature is not the same; with the hashes of the session rows it has, the server leaves those sessions out. A
    * session's query text comes only with showQueries, or while it is inside a transaction (the level's evidence needs
-   * it only then).
+   * it only then). knownPids: the pids of the lock rows the agent has (with knownSessions; an unknown session's row
+   * comes if its pid is one of them, in a bucket sent, or in a blocking chain).
    */
   snapshot(
     maxLocks: number,
@@ -15,6 +16,7 @@ export interface PgPort {
     knownSessions?: number[] | null,
     showQueries?: boolean,
     knownBuckets?: ReadonlyArray<string | null> | null,
+    knownPids?: number[] | null,
   ): Promise<unknown>;
   /** Lock counts this session holds now, by locktype and mode (a release's dry run shows them). */
   sessionLocks(pid: number): Promise<Array<{ locktype: string; mode: string; count: number }>>;

@@ -147,12 +147,14 @@ export interface KnownPgLocks {
 
 /**
  * What one poll sends: PG_POLL_SQL's $3 (the signature of all the rows), $6 (a signature per bucket; null: send that
- * bucket; all null: send every bucket) and $4 (null: every session).
+ * bucket; all null: send every bucket), $4 (null: every session) and $7 (the pids of the rows the agent has: with $4,
+ * the server sends an unknown session's row if its pid is one of them, in a bucket sent, or in a blocking chain).
  */
 export interface PgPollAsk {
   signature: string | null;
   bucketSignatures: Array<string | null> | null;
   sessionHashes: number[] | null;
+  sessionPids: number[] | null;
 }
 
 /**
@@ -167,16 +169,19 @@ export const PG_SESSION_SLICES = 64;
  * every row is then read in full again within PG_LOCK_BUCKETS polls, a little each poll, instead of all at once.
  */
 export function pgPollAsk(known: KnownPgLocks | null, slot: number | null = null): PgPollAsk {
-  if (known === null) return { signature: null, bucketSignatures: null, sessionHashes: null };
+  if (known === null) return { signature: null, bucketSignatures: null, sessionHashes: null, sessionPids: null };
   const { signature } = known;
   const bucketSignatures = known.buckets.map((b) => b.signature);
   if (slot !== null) bucketSignatures[slot % PG_LOCK_BUCKETS] = null;
-  if (!known.sessions) return { signature, bucketSignatures, sessionHashes: null };
+  if (!known.sessions) return { signature, bucketSignatures, sessionHashes: null, sessionPids: null };
   const sessionHashes: number[] = [];
   const skip = slot === null ? -1 : slot % PG_SESSION_SLICES;
   for (const s of known.sessions.values())
     if (s.h !== undefined && s.pid % PG_SESSION_SLICES !== skip) sessionHashes.push(s.h);
-  return { signature, bucketSignatures, sessionHashes };
+  // Every pid of the rows kept, a bucket asked for again included (its rows may come back unchanged).
+  const pids = new Set<number>();
+  for (const b of known.buckets) for (const r of b.rows) pids.add(r.pid);
+  return { signature, bucketSignatures, sessionHashes, sessionPids: [...pids] };
 }
 
 /**

@@ -62,6 +62,7 @@ export class PostgresSource extends DbLockSource {
         ask.sessionHashes,
         settings.showQueries,
         ask.bucketSignatures,
+        ask.sessionPids,
       );
       snap = parsePgSnapshot(raw, known, ask, settings.maxLocks);
     } catch (err) {
