@@ -28,19 +28,24 @@ function settings(overrides: Partial<DbLockSettings["thresholds"]> = {}, showQue
   };
 }
 
-async function setup(
-  s: DbLockSettings = settings(),
-  exactName?: string,
-): Promise<{ db: PgTestDatabase; source: PostgresSource; port: NodePgPort; events: LockEvent[] }> {
-  const db = await createPgDatabase("lockscope_pglocks", exactName);
-  const port = new NodePgPort({ url: PG_ADMIN_URL, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
-  const source = new PostgresSource(port, {
+/** The source under test, on a port of the test's choosing. */
+function sourceOn(port: NodePgPort, s: DbLockSettings): PostgresSource {
+  return new PostgresSource(port, {
     sourceId: "postgresql://127.0.0.1:5432",
     agentId: "test-agent",
     newId: randomUUID,
     log: () => undefined,
     settings: s,
   });
+}
+
+async function setup(
+  s: DbLockSettings = settings(),
+  exactName?: string,
+): Promise<{ db: PgTestDatabase; source: PostgresSource; port: NodePgPort; events: LockEvent[] }> {
+  const db = await createPgDatabase("lockscope_pglocks", exactName);
+  const port = new NodePgPort({ url: PG_ADMIN_URL, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
+  const source = sourceOn(port, s);
   cleanups.push(async () => {
     await port.close();
     await db.drop();
@@ -379,13 +384,7 @@ describe("PostgreSQL advisory locks from real sessions", () => {
     // the next polls must prepare the statement again on the new connection (the old one's is gone with it).
     const port = new NodePgPort({ url: db.url, statementTimeoutMs: s.statementTimeoutMs, connectTimeoutMs: 2000 });
     cleanups.push(() => port.close());
-    const source = new PostgresSource(port, {
-      sourceId: "postgresql://127.0.0.1:5432",
-      agentId: "test-agent",
-      newId: randomUUID,
-      log: () => undefined,
-      settings: s,
-    });
+    const source = sourceOn(port, s);
     const events: LockEvent[] = [];
     expect(mine(await pollInto(source, events), db, "5101")).toBeDefined();
     const admin = await db.session("observer");
