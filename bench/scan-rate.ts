@@ -8,6 +8,10 @@
  * over that rate: computed, not observed.
  *
  *   flock /tmp/lockscope-heavy.lock npx tsx bench/scan-rate.ts
+ *
+ * SCAN_RATE_OBSERVE_PASSES=N then also waits (at most SCAN_RATE_OBSERVE_MAX_S, default 3 h) for the source to report N
+ * whole passes (its lastScanAt and lastScanMs, as the dashboard shows them): observed, not computed. The first pass
+ * started with the agent and also found and read the locks; the later ones are the steady state.
  */
 import { parseRedisTarget } from "../agent/config";
 import { startRedis } from "../tests/harness/redis";
@@ -23,6 +27,8 @@ const KEYS = Number(process.env.SCAN_RATE_KEYS ?? 10_000_000);
 const WARMUP_S = Number(process.env.SCAN_RATE_WARMUP_S ?? 30);
 const WINDOW_S = Number(process.env.SCAN_RATE_WINDOW_S ?? 180);
 const SAMPLE_STEPS = 200;
+const OBSERVE_PASSES = Number(process.env.SCAN_RATE_OBSERVE_PASSES ?? 0);
+const OBSERVE_MAX_S = Number(process.env.SCAN_RATE_OBSERVE_MAX_S ?? 3 * 3600);
 
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString()}] ${line}\n`);
 
@@ -92,6 +98,21 @@ async function main(): Promise<void> {
         load: { start: load0, end: currentLoad() },
       };
       log(`result ${JSON.stringify(result)}`);
+      const deadline = performance.now() + OBSERVE_MAX_S * 1000;
+      const passes: Array<{ at: string; ms: number }> = [];
+      while (passes.length < OBSERVE_PASSES && performance.now() < deadline) {
+        const s = viewer.source(agentId, sourceId);
+        if (s?.lastScanAt && s.lastScanMs !== undefined && s.lastScanAt !== passes.at(-1)?.at) {
+          passes.push({ at: s.lastScanAt, ms: s.lastScanMs });
+          log(
+            `pass ${passes.length} ended ${s.lastScanAt}: ${(s.lastScanMs / 1000).toFixed(1)} s (load ${currentLoad().toFixed(2)})`,
+          );
+        }
+        await sleep(1000);
+      }
+      if (OBSERVE_PASSES > 0) {
+        log(`observed ${JSON.stringify({ keys: KEYS, locks: seed.locks, passes, load: currentLoad() })}`);
+      }
     } finally {
       await agent.stop();
       viewer.close();
