@@ -30,7 +30,7 @@ import {
 import { LOCK_QUEUE, LOCK_TIMEOUT, prefixName } from "./recognisers/redisson-names";
 import { RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS } from "./recognisers/redisson-semaphore";
 import type { KeySample, RedisLockPort } from "./redis-port";
-import { DeadlineHeap } from "./deadline-heap";
+import { DeadlineHeap } from "../../core/deadline-heap";
 import { CommandCosts, ServerTimeBudget, type CommandKind } from "./server-time-budget";
 import { PAGE } from "./redis-client";
 import { contentDigest, unchangedSince } from "./sweep-check";
