@@ -566,8 +566,10 @@ export class RedisSource {
 
   /**
    * Track mode re-reads a quiet lock only when it changes, but some hazards appear with time alone: a watchdog
-   * renewing every P ms that stops shows as renewals-stopped after about 2P, a long hold as held-too-long. The
-   * lock is re-read once at that moment (one heap entry, like its lease end).
+   * renewing every P ms that stops shows as renewals-stopped after about 2P, and the lock is re-read once at that
+   * moment (one heap entry, like its lease end), so the hazard says when it expires. A hold growing too long needs
+   * no read: the tracker's reviseHazards raises it at the limit. Re-reading for it made every lock of a first read
+   * due at the same moment, MAX_HOLD_MS later: 100,000 forced reads at once, minutes of the budget's time.
    */
   private scheduleChecks(out: TrackerOutput): void {
     if (this.detection !== "track") return;
@@ -583,8 +585,7 @@ export class RedisSource {
         if (period !== undefined && period > 0) at = now + 2 * period + 500;
       } else if (ev.type === "acquired" || ev.type === "owner-changed") {
         k.renewedAtMs = undefined;
-        const maxHold = this.opts.maxHoldMs ?? DEFAULT_HISTORY_OPTIONS.maxHoldMs;
-        if (maxHold > 0) at = now + maxHold + 1000;
+        k.checkAtMs = undefined; // the previous holding's renewals say nothing about this one
       }
       if (at === undefined) continue;
       k.checkAtMs = at;
