@@ -449,7 +449,11 @@ export async function measureChangeDetection(
     announce,
     // BENCH_AGENT_CPU_PROF=<dir>: a V8 CPU profile of the track run's agent, written there when it stops (a node
     // flag: NODE_OPTIONS refuses --cpu-prof).
-    process.env.BENCH_AGENT_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_AGENT_CPU_PROF}`] : [],
+    [
+      ...(process.env.BENCH_AGENT_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_AGENT_CPU_PROF}`] : []),
+      // BENCH_AGENT_NODE_FLAGS: more node flags for the track run's agent (a V8 experiment), space-separated.
+      ...(process.env.BENCH_AGENT_NODE_FLAGS?.split(" ").filter((f) => f !== "") ?? []),
+    ],
   );
   const runs = poll ? [poll, track] : [track];
   log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline, after the modes)`);
