@@ -155,6 +155,33 @@ async function moveLocks(redis: RedisServer, from: number, to: number): Promise<
   }
 }
 
+/** The locks the operations act on, each with a fresh token and a 20-minute lease. */
+async function resetOpKeys(writer: Redis): Promise<void> {
+  const p = writer.pipeline();
+  for (let i = 0; i < 2 * OPS_PER_KIND; i++) p.set(opKey(i), randomBytes(12).toString("base64url"), "PX", 20 * 60_000);
+  await p.exec();
+}
+
+/** CLOCK_MONOTONIC in µs, the clock of a V8 CPU profile's startTime, endTime and sample times on Linux. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/** Waits for the agent's next SCAN step (INFO commandstats): the budget allows optional work again. */
+async function debtPaid(admin: Redis, label: string, log: (line: string) => void): Promise<void> {
+  const scans = async () => parseCommandStats(await admin.info("commandstats")).get("scan")?.calls ?? 0;
+  const t0 = performance.now();
+  const before = await scans();
+  while ((await scans()) <= before) {
+    if (performance.now() - t0 > DISCOVERY_TIMEOUT_MS) {
+      log(`${label}: no SCAN step within ${DISCOVERY_TIMEOUT_MS / 1000} s of the last lock; measuring anyway`);
+      return;
+    }
+    await sleep(500);
+  }
+  log(`${label}: the budget allowed a SCAN step again after ${seconds(performance.now() - t0)}`);
+}
+
 async function modeRun(
   ctx: { dashboard: Dashboard; viewer: UiViewer; redis: RedisServer; cleanup: Cleanup },
   label: string,
@@ -162,9 +189,13 @@ async function modeRun(
   expected: number,
   log: (line: string) => void,
   announce = false,
+  nodeFlags: readonly string[] = [],
 ): Promise<ModeRun> {
   const admin = ctx.redis.client();
   const writer = ctx.redis.client();
+  // Before the agent starts: a PEXPIRE of 25 minutes renews only a lease shorter than that, and at the large size
+  // the seeded leases are 3 h (the first mode's renewals were read as shortened leases: no `renewed` event).
+  await resetOpKeys(writer);
   if (announce) log(`${label}: ${await moveLocks(ctx.redis, 0, 1)} locks parked in database 1`);
   writer.defineCommand("releaseLock", APP_RELEASE);
   const agentId = `bench-cd-${label.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -179,7 +210,7 @@ async function modeRun(
       POLL_INTERVAL_MS: "1000",
       ...env,
     },
-    { compiled: true },
+    { compiled: true, nodeFlags },
   );
   const stopAgent = ctx.cleanup.add(`agent ${agentId}`, () => agent.stop());
   const run: ModeRun = {
@@ -234,13 +265,15 @@ async function modeRun(
     }
     const source = ctx.viewer.source(agentId, sourceId);
     run.tracked = source?.locks ?? 0;
+    if (run.toAllTrackedMs !== null) log(`${label}: every lock at the viewer after ${seconds(run.toAllTrackedMs)}`);
     run.changeDetection = source?.changeDetection ?? null;
     if (run.toAllTrackedMs === null) {
       log(`${label}: only ${run.tracked} locks after ${DISCOVERY_TIMEOUT_MS / 1000} s; measuring anyway`);
     }
+    // At the large size the 100,000 announced reads put the budget in debt (about 130 s at 0.7%), and no SCAN step
+    // or sweep runs until it is paid: the steady state starts at the first SCAN step after that.
+    if (announce) await debtPaid(admin, label, log);
     // Let the first full snapshot and the discovery's reads settle before the steady-state window.
-    // At the large size the 100,000 announced reads put the budget in debt (about 130 s at 0.7%): the steady state
-    // starts when it is paid (BENCH_SETTLE_S).
     await sleep(Number(process.env.BENCH_SETTLE_S ?? 3) * 1000);
     return await holdingHeavyLock(`${label}: measuring`, log, async () => {
       const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
@@ -250,8 +283,11 @@ async function modeRun(
       const rcpu0 = await redisCpuSeconds(admin);
       const acpu0 = pid === null ? null : cpuSeconds(pid);
       const t0 = performance.now();
+      const mono0 = monotonicUs();
       await sleep(STEADY_MS);
       const wall = (performance.now() - t0) / 1000;
+      // On the clock of a V8 CPU profile (CLOCK_MONOTONIC, µs): its samples in the window can be picked out.
+      log(`${label}: steady-state window on the monotonic clock: ${mono0} to ${monotonicUs()} µs`);
       const acpu1 = pid === null ? null : cpuSeconds(pid);
       const rcpu1 = await redisCpuSeconds(admin);
       // Less the two INFO calls of this window itself.
@@ -354,10 +390,7 @@ async function modeRun(
     waiter.stop();
     await stopAgent();
     // Put the locks the operations removed or shortened back, for the next mode.
-    const p = writer.pipeline();
-    for (let i = 0; i < 2 * OPS_PER_KIND; i++)
-      p.set(opKey(i), randomBytes(12).toString("base64url"), "PX", 20 * 60_000);
-    await p.exec();
+    await resetOpKeys(writer);
     admin.disconnect();
     writer.disconnect();
   }
@@ -385,20 +418,24 @@ export async function measureChangeDetection(
   });
   admin.disconnect();
 
-  const poll = await modeRun(
-    ctx,
-    "poll",
-    // Today's polling: every lock re-read each second, SCAN paced by key visits only (no server-time budget).
-    {
-      REDIS_CHANGE_DETECTION: "poll",
-      REDIS_SERVER_TIME_BUDGET_PERCENT: "0",
-      // Past 25,000 locks today's visit budget (each known lock costs 4 visits of 100,000 a poll) leaves one SCAN step
-      // a poll, and 10,000,000 keys would take hours: unlimited visits, so that poll mode gets to its steady state.
-      ...(expected > 10_000 ? { MAX_KEY_VISITS_PER_SEC: "0" } : {}),
-    },
-    expected,
-    log,
-  );
+  // BENCH_TRACKING_MODES=track: the track run alone (poll mode at 100,000 locks is most of a core for minutes).
+  const modes = (process.env.BENCH_TRACKING_MODES ?? "poll,track").split(",");
+  const poll = !modes.includes("poll")
+    ? null
+    : await modeRun(
+        ctx,
+        "poll",
+        // Today's polling: every lock re-read each second, SCAN paced by key visits only (no server-time budget).
+        {
+          REDIS_CHANGE_DETECTION: "poll",
+          REDIS_SERVER_TIME_BUDGET_PERCENT: "0",
+          // Past 25,000 locks today's visit budget (each known lock costs 4 visits of 100,000 a poll) leaves one SCAN step
+          // a poll, and 10,000,000 keys would take hours: unlimited visits, so that poll mode gets to its steady state.
+          ...(expected > 10_000 ? { MAX_KEY_VISITS_PER_SEC: "0" } : {}),
+        },
+        expected,
+        log,
+      );
   const announce = expected > 10_000;
   const track = await modeRun(
     ctx,
@@ -406,16 +443,19 @@ export async function measureChangeDetection(
     {
       REDIS_CHANGE_DETECTION: "track",
       ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}),
-      // BENCH_AGENT_CPU_PROF=<dir>: a V8 CPU profile of the track run's agent, written there when it stops.
-      ...(process.env.BENCH_AGENT_CPU_PROF
-        ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_AGENT_CPU_PROF}` }
-        : {}),
     },
     expected,
     log,
     announce,
+    // BENCH_AGENT_CPU_PROF=<dir>: a V8 CPU profile of the track run's agent, written there when it stops (a node
+    // flag: NODE_OPTIONS refuses --cpu-prof).
+    [
+      ...(process.env.BENCH_AGENT_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_AGENT_CPU_PROF}`] : []),
+      // BENCH_AGENT_NODE_FLAGS: more node flags for the track run's agent (a V8 experiment), space-separated.
+      ...(process.env.BENCH_AGENT_NODE_FLAGS?.split(" ").filter((f) => f !== "") ?? []),
+    ],
   );
-  const runs = [poll, track];
+  const runs = poll ? [poll, track] : [track];
   log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline, after the modes)`);
   const idleAfter = await holdingHeavyLock("baseline after", log, () => idleRedisCpuPct(ctx.redis));
   // The no-agent share, the mean of a window before the modes and one after them (both reported).
@@ -536,10 +576,10 @@ export async function measureChangeDetection(
     notes: [
       `One run, one server: ${expected.toLocaleString("en")} locks among ${keys.toLocaleString("en")} keys, notify-keyspace-events "", the real agent process as production runs it (node dist/agent.mjs, ${bundled}; POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
       `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only${expected > 10_000 ? "; at this size MAX_KEY_VISITS_PER_SEC=0 too, since today's visit budget would leave one SCAN step a poll past 25,000 locks" : ""}). track is the default: CLIENT TRACKING with BCAST for ${announce ? `the literal prefixes of LOCK_PATTERNS=${ANNOUNCED_PATTERNS} (the locks parked in database 1 before the agent started and moved back once it tracked, so BCAST announced them)` : "mutex: and semaphore:"}, REDIS_SERVER_TIME_BUDGET_PERCENT at its default (${DEFAULT_SERVER_TIME_BUDGET_PERCENT}; the sweep at most half of it), REDIS_SWEEP_MS=60000.`,
-      `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${JSON.stringify(poll.perCommand)}; track ${JSON.stringify(track.perCommand)}.`,
+      `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${poll ? JSON.stringify(poll.perCommand) : "not run"}; track ${JSON.stringify(track.perCommand)}.`,
       `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s, each a PTTL and the bounded read when that read sees the whole value, with one PUBSUB NUMSUB per batch for Redisson locks; TYPE, PTTL, a length and the bounded read plus companion reads for the others and for any lock whose cheap read differs), INFO server and INFO replication once a poll, INFO commandstats every 10 s, and paced SCAN steps.`,
-      `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll.missed}, track ${track.missed}.`,
-      `Where the change latency goes (renewals, owner changes and releases together; the event's \`at\` is the agent's clock at its read, the same machine's clock as the viewer's): change → agent observation ${lat(poll.toObservation)} / ${lat(track.toObservation)}, observation → event at the viewer (agent → dashboard message, the store's commit, the broadcast) ${lat(poll.toViewer)} / ${lat(track.toViewer)} (poll / track).`,
+      `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll?.missed ?? "not run"}, track ${track.missed}.`,
+      `Where the change latency goes (renewals, owner changes and releases together; the event's \`at\` is the agent's clock at its read, the same machine's clock as the viewer's): change → agent observation ${lat(poll?.toObservation ?? null)} / ${lat(track.toObservation)}, observation → event at the viewer (agent → dashboard message, the store's commit, the broadcast) ${lat(poll?.toViewer ?? null)} / ${lat(track.toViewer)} (poll / track).`,
       `Redis CPU with no agent: the same server and keyspace, nothing attached but the bench's INFO connection, for ${STEADY_MS / 1000} s before the poll mode (${num(idleBefore, 2)}%) and after the track mode (${num(idleAfter, 2)}%); the attributable share is each mode's total less their mean. Commandstats usec is the sum of INFO commandstats usec over the steady-state window (every client's commands, the bench's few INFO calls included) per wall second: the server's own account of command time, without request parsing, reply writing and the event loop around them.`,
       `GET p99: a separate Node process doing single GETs for ${GET_WINDOW_MS / 1000} s with no agent, and again in each mode's steady state.`,
       "The full-discovery ratio (unlimited budget / raw SCAN COUNT 1000 loop) is the Discovery scan section above: a first pass reads the same keys the same way in both modes.",

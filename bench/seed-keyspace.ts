@@ -126,6 +126,8 @@ export interface SeedSummary {
 export async function seedKeyspace(client: Redis, totalKeys: number): Promise<SeedSummary> {
   if ((await client.dbsize()) !== 0) throw new Error("seedKeyspace expects an empty server");
   const filler = totalKeys - TOTAL_LOCKS;
+  if (!Number.isInteger(filler) || filler < 0)
+    throw new Error(`seedKeyspace: ${totalKeys} keys cannot hold the ${TOTAL_LOCKS} locks of the mix`);
   let t = performance.now();
   await client.call("DEBUG", "POPULATE", String(filler), "key", "16");
   const populateMs = performance.now() - t;

@@ -106,3 +106,30 @@ export function historyHazards(
   // One hazard per code: the first (most specific) wins.
   return out.filter((x, i) => out.findIndex((y) => y.code === x.code) === i);
 }
+
+/**
+ * The earliest time after `nowMs` at which time alone may change which hazards `historyHazards` finds for `h` (a
+ * hold crossing a limit, renewals falling silent or no longer recent, a remembered takeover or token forgotten);
+ * Infinity when nothing can. Until then the hazards' codes stay what they are at `nowMs`, so a tracker that re-reads
+ * only changed locks revises a quiet lock at that moment instead of at every poll (pure).
+ */
+export function nextHazardChangeMs(h: HoldingHistory, nowMs: number, opts: HistoryHazardOptions): number {
+  let next = Infinity;
+  // Each condition above is a strict comparison with a boundary: the first whole millisecond on its other side.
+  const at = (ms: number) => {
+    if (ms > nowMs && ms < next) next = ms;
+  };
+  const last = h.renewals[h.renewals.length - 1];
+  if (last !== undefined) {
+    if (h.renewals.length >= 2) {
+      const period = median(h.renewals.slice(1).map((t, i) => t - h.renewals[i]!));
+      if (period > 0) at(last + 2 * period + 200 + 1);
+    }
+    at(last + 60_000);
+  }
+  if (opts.maxHoldMs > 0) at(h.sinceMs + opts.maxHoldMs + 1);
+  if (h.maxTtlMs !== null && h.maxTtlMs > 0) at(h.sinceMs + Math.max(10 * h.maxTtlMs, 60_000) + 1);
+  if (h.reappearedAfterRelease) at(h.reappearedAfterRelease.atMs + opts.rememberMs);
+  if (h.tookOverExpired) at(h.tookOverExpired.atMs + opts.rememberMs);
+  return next;
+}

@@ -3,9 +3,11 @@ import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
 import { copyWith } from "./copy-with";
 import { diffHolders, endOf, type TrackedHolding } from "./holders";
+import { DeadlineHeap } from "./deadline-heap";
 import {
   DEFAULT_HISTORY_OPTIONS,
   historyHazards,
+  nextHazardChangeMs,
   RENEWALS_KEPT,
   type HistoryHazardOptions,
   type HoldingHistory,
@@ -22,6 +24,8 @@ interface Tracked {
   fingerprint: string;
   /** Codes of the hazards that come from history (not from the observation), so time can take them off again. */
   historyCodes: ReadonlySet<string>;
+  /** When time alone may next change those (nextHazardChangeMs); its entry in the revise heap. Infinity: never. */
+  reviseAtMs: number;
 }
 
 export interface TrackerOutput {
@@ -111,6 +115,12 @@ export class LockTracker {
   private readonly historyOpts: HistoryHazardOptions;
   /** The history hazard codes withHistory added last; store() keeps them with the lock. */
   private lastHistoryCodes: ReadonlySet<string> = NO_CODES;
+  /**
+   * (reviseAtMs, lock id) of every tracked lock whose hazards time alone may change, once reviseHazards is in use
+   * (a source that re-reads every lock each poll never calls it and keeps no heap).
+   */
+  private revisions: DeadlineHeap | null = null;
+  private changeLog: Map<string, boolean> | null = null;
 
   constructor(private readonly opts: TrackerOptions) {
     this.tolerance = opts.toleranceMs ?? DEFAULT_TOLERANCE_MS;
@@ -119,6 +129,22 @@ export class LockTracker {
 
   get size(): number {
     return this.tracked.size;
+  }
+
+  /** The ids of the tracked locks (a live view: do not apply while iterating it). */
+  ids(): IterableIterator<string> {
+    return this.tracked.keys();
+  }
+
+  /**
+   * The locks added (true) and removed (false) since the previous call, by id, for a caller that keeps something per
+   * tracked lock (the replication check's bookkeeping) and updates it by what changed instead of going through all
+   * of them; null at the first call and after clear(): start from ids(). Kept only once asked for.
+   */
+  takeChanges(): ReadonlyMap<string, boolean> | null {
+    const log = this.changeLog;
+    this.changeLog = new Map();
+    return log;
   }
 
   has(id: string): boolean {
@@ -253,6 +279,7 @@ export class LockTracker {
         this.tolerance,
       );
       this.tracked.delete(id);
+      this.changeLog?.set(id, false);
       const type: LockEventType = detail.reason === "server-restarted" ? "lost" : (c?.type ?? "released");
       this.rememberRelease(id, prev.lock.owner, atMs, type);
       out.removed.push(id);
@@ -278,13 +305,14 @@ export class LockTracker {
 
   /** Stops tracking these ids without events: they turned out to be part of another lock (companion keys). */
   drop(ids: readonly string[]): void {
-    for (const id of ids) this.tracked.delete(id);
+    for (const id of ids) if (this.tracked.delete(id)) this.changeLog?.set(id, false);
   }
 
   /** Drops everything without events (the source itself was removed from the configuration). */
   clear(): string[] {
     const ids = [...this.tracked.keys()];
     this.tracked.clear();
+    this.changeLog = null;
     return ids;
   }
 
@@ -302,27 +330,51 @@ export class LockTracker {
    * a hold that became too long), re-evaluated without a new read: a source that re-reads only what changed
    * (client tracking) would otherwise keep a remembered hazard on a quiet lock for ever. Upserts the locks whose
    * hazard codes changed; wording that only counts time up is left for the next read.
+   *
+   * Only the locks whose moment has come (nextHazardChangeMs) are looked at: visiting all 100,000 tracked locks at
+   * every poll was what a quiet agent spent most of its time on, and once they are all held past MAX_HOLD_MS each
+   * visit allocated.
    */
   reviseHazards(nowMs: number): TrackerOutput {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
-    for (const t of this.tracked.values()) {
+    if (this.revisions === null) {
+      // The first call looks at every lock once: what time changed before the heap was kept is due now.
+      const heap = (this.revisions = new DeadlineHeap());
+      for (const t of this.tracked.values()) heap.push((t.reviseAtMs = nowMs), t.lock.id);
+    }
+    for (const { atMs, key: id } of this.revisions.popDue(nowMs)) {
+      const t = this.tracked.get(id);
+      if (!t || t.reviseAtMs !== atMs) continue; // re-read since, or gone: a stale entry
       const found = historyHazards(t.history, t.lock.ttlMs, nowMs, this.historyOpts);
-      // The usual lock at 100,000: none now, none before, nothing to revise (and nothing allocated for it).
-      if (found.length === 0 && t.historyCodes.size === 0) continue;
       const base = t.lock.hazards.filter((h) => !t.historyCodes.has(h.code));
       const extra = found.filter((h) => !base.some((x) => x.code === h.code));
       const codes = new Set(extra.map((h) => h.code));
-      if (codes.size === t.historyCodes.size && [...codes].every((c) => t.historyCodes.has(c))) continue;
-      const lock = copyWith(t.lock, { hazards: [...base, ...extra] });
-      this.tracked.set(lock.id, {
-        ...t,
-        lock,
-        fingerprint: fingerprint(lock),
-        historyCodes: codes.size > 0 ? codes : NO_CODES,
-      });
-      out.upserts.push(lock);
+      let current = t;
+      if (codes.size !== t.historyCodes.size || ![...codes].every((c) => t.historyCodes.has(c))) {
+        const lock = copyWith(t.lock, { hazards: [...base, ...extra] });
+        current = { ...t, lock, fingerprint: fingerprint(lock), historyCodes: codes.size > 0 ? codes : NO_CODES };
+        this.tracked.set(lock.id, current);
+        out.upserts.push(lock);
+      }
+      current.reviseAtMs = Infinity;
+      this.scheduleRevision(current, nowMs);
     }
     return out;
+  }
+
+  /** Puts the lock in the revise heap at its next moment, when that moment moved (and the heap is in use). */
+  private scheduleRevision(t: Tracked, nowMs: number): void {
+    const heap = this.revisions;
+    if (heap === null) return;
+    const at = nextHazardChangeMs(t.history, nowMs, this.historyOpts);
+    if (at === t.reviseAtMs) return;
+    t.reviseAtMs = at;
+    if (at === Infinity) return;
+    heap.push(at, t.lock.id);
+    // Stale entries (locks re-read with a new moment, or gone) are dropped once they outnumber the live ones.
+    if (heap.size > 2 * this.tracked.size + 1000) {
+      heap.compact((a, id) => this.tracked.get(id)?.reviseAtMs === a);
+    }
   }
 
   private rememberRelease(id: string, owner: string | null, atMs: number, type: LockEventType): void {
@@ -342,7 +394,12 @@ export class LockTracker {
   ): boolean {
     const fp = fingerprint(lock);
     const historyCodes = this.lastHistoryCodes;
-    this.tracked.set(lock.id, { lock, observedAtMs, history, fingerprint: fp, historyCodes });
+    const before = this.tracked.get(lock.id);
+    if (before === undefined) this.changeLog?.set(lock.id, true);
+    const reviseAtMs = before?.reviseAtMs ?? Infinity;
+    const t: Tracked = { lock, observedAtMs, history, fingerprint: fp, historyCodes, reviseAtMs };
+    this.tracked.set(lock.id, t);
+    this.scheduleRevision(t, observedAtMs);
     if (fp === previousFingerprint) return false;
     out.upserts.push(lock);
     return true;

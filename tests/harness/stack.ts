@@ -155,7 +155,12 @@ export async function startDashboard(
  * Starts an agent process streaming to `dashboardUrl`: the TypeScript source through tsx, or with `compiled` the
  * bundle `node dist/agent.mjs` as production runs it (the caller makes sure it is built and current).
  */
-export function startAgent(dashboardUrl: string, env: Record<string, string>, opts: { compiled?: boolean } = {}): Proc {
+export function startAgent(
+  dashboardUrl: string,
+  env: Record<string, string>,
+  /** nodeFlags: more flags for a compiled agent's node (`--cpu-prof`, which NODE_OPTIONS does not accept). */
+  opts: { compiled?: boolean; nodeFlags?: readonly string[] } = {},
+): Proc {
   return launch(
     opts.compiled ? "dist/agent.mjs" : "agent/main.ts",
     {
@@ -166,7 +171,7 @@ export function startAgent(dashboardUrl: string, env: Record<string, string>, op
       ...env,
     },
     opts.compiled,
-    AGENT_NODE_FLAGS,
+    [...AGENT_NODE_FLAGS, ...(opts.nodeFlags ?? [])],
   );
 }
 

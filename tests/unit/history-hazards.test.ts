@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { historyHazards, type HoldingHistory } from "../../agent/core/history-hazards";
+import { historyHazards, nextHazardChangeMs, type HoldingHistory } from "../../agent/core/history-hazards";
 import { LockTracker, type ObservedLock } from "../../agent/core/tracker";
 
 const OPTS = { maxHoldMs: 15 * 60_000, rememberMs: 5 * 60_000 };
@@ -75,6 +75,42 @@ describe("historyHazards", () => {
     ],
   ];
   for (const [name, h, ttl, now, want] of cases) it(name, () => expect(codes(h, ttl, now)).toEqual(want));
+
+  describe("nextHazardChangeMs", () => {
+    it("names each boundary of the table's holdings: the hazards are the same until then and differ at it", () => {
+      for (const [name, h, ttl, now] of cases) {
+        const next = nextHazardChangeMs(h, now, OPTS);
+        const before = codes(h, ttl, now);
+        // Every millisecond would be 10^6 calls per case; every 97th and the last before the boundary find an
+        // off-by-one as well.
+        for (let t = now; t < Math.min(next, now + 30 * 60_000); t += 97)
+          expect(codes(h, ttl, t), name).toEqual(before);
+        if (next !== Infinity) expect(codes(h, ttl, next - 1), name).toEqual(before);
+      }
+    });
+
+    it("is the moment a hold crosses the limit, renewals fall silent, or a remembered takeover is forgotten", () => {
+      const fresh: HoldingHistory = { sinceMs: T, renewals: [], maxTtlMs: null };
+      expect(nextHazardChangeMs(fresh, T + 1000, OPTS)).toBe(T + 15 * 60_000 + 1);
+      expect(codes(fresh, null, T + 15 * 60_000 + 1)).toEqual(["held-too-long"]);
+      const watchdog: HoldingHistory = { sinceMs: T, renewals: [T + 10_000, T + 20_000], maxTtlMs: 30_000 };
+      expect(nextHazardChangeMs(watchdog, T + 20_000, OPTS)).toBe(T + 40_201);
+      expect(codes(watchdog, 10_000, T + 40_201)).toEqual(["renewals-stopped"]);
+      const takeover: HoldingHistory = {
+        sinceMs: T,
+        renewals: [],
+        maxTtlMs: 60_000,
+        tookOverExpired: { previousOwner: "a", atMs: T },
+      };
+      expect(nextHazardChangeMs(takeover, T + 1000, OPTS)).toBe(T + 5 * 60_000);
+      expect(codes(takeover, 50_000, T + 5 * 60_000)).toEqual([]);
+    });
+
+    it("is never for a holding nothing can change with time (no hold limit, no lease, nothing remembered)", () => {
+      const h: HoldingHistory = { sinceMs: T, renewals: [], maxTtlMs: null };
+      expect(nextHazardChangeMs(h, T, { maxHoldMs: 0, rememberMs: 60_000 })).toBe(Infinity);
+    });
+  });
 });
 
 describe("LockTracker history", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bcastPrefixes, literalPrefix } from "../../agent/sources/redis/bcast-prefixes";
-import { DeadlineHeap } from "../../agent/sources/redis/deadline-heap";
+import { DeadlineHeap } from "../../agent/core/deadline-heap";
 import { CommandCosts, parseUsecPerCall, ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 

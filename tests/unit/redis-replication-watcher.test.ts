@@ -140,6 +140,44 @@ describe("ReplicationWatcher", () => {
     }
   });
 
+  it("follows the changes it is given instead of going through every lock, and all of them after a restart", async () => {
+    const { master, watcher, clock, r1 } = setup();
+    let reads = 0;
+    const counted = (name: string) => ({
+      get id() {
+        reads++;
+        return `id-${name}`;
+      },
+      key: Buffer.from(name),
+    });
+    const same = [counted("lock:a")];
+    master.offset = 5000;
+    master.replicaOffset = 5000;
+    r1.keys.add("lock:a"); // the replica has it: its check reads no id either
+    await watcher.annotate(same);
+    reads = 0;
+    await watcher.annotate(same, { added: [], removed: [] });
+    expect(reads).toBe(0);
+    // Restarted, and the replica stops answering: offsets start over, and lock:a is first seen again at 50, past
+    // the 10 the replica acknowledged.
+    r1.failing = "Command timed out";
+    master.offset = 50;
+    master.replicaOffset = 10;
+    const none = { added: [], removed: [] };
+    await watcher.annotate(same, none);
+    expect(reads).toBeGreaterThan(0);
+    clock.ms += 2500;
+    await watcher.annotate(same, none);
+    clock.ms += 1000;
+    expect([...(await watcher.annotate(same, none)).keys()]).toEqual(["id-lock:a"]);
+    // A lock added by the changes is first seen now (past the acknowledged offset), a removed one is forgotten.
+    const next = [counted("lock:b")];
+    await watcher.annotate(next, { added: ["id-lock:b"], removed: ["id-lock:a"] });
+    clock.ms += 2500;
+    await watcher.annotate(next, none);
+    expect([...(await watcher.annotate(next, none)).keys()]).toEqual(["id-lock:b"]);
+  });
+
   it("connects to replicas as they appear and closes connections to those that left", async () => {
     const { master, watcher, connected, replicas } = setup();
     await watcher.annotate([]);
@@ -270,6 +308,39 @@ describe("RedisSource annotator hook", () => {
         .find((l) => l.resource === "lock:a")!
         .hazards.map((h) => h.code),
     ).toContain("not-replicated");
+  });
+
+  it("in track mode hands every tracked lock with what changed since the last poll", async () => {
+    const node = new FakeNode();
+    node.keys.set("lock:a", "tok-a").set("lock:b", "tok-b");
+    const seen: Array<{ keys: string[]; added?: string[]; removed?: string[]; list: unknown }> = [];
+    const s = source(node, {
+      annotate: async (ls, changes) => {
+        const key = (id: string) => ls.find((l) => l.id === id)?.key.toString() ?? id;
+        seen.push({
+          keys: ls.map((l) => l.key.toString()).sort(),
+          ...(changes ? { added: changes.added.map(key), removed: [...changes.removed] } : {}),
+          list: ls,
+        });
+        return new Map();
+      },
+    });
+    s.setChangeDetection("track");
+    await s.poll(); // the first poll in track mode reads every lock once: everything is handed, no changes
+    await s.poll();
+    await s.poll();
+    expect(seen.map(({ list: _l, ...x }) => x)).toEqual([
+      { keys: ["lock:a", "lock:b"] },
+      { keys: ["lock:a", "lock:b"], added: [], removed: [] },
+      { keys: ["lock:a", "lock:b"], added: [], removed: [] },
+    ]);
+    expect(seen[2]!.list).toBe(seen[1]!.list); // nothing came or went: the same list, not a new one
+    const idOfA = s.tracker.locks().find((l) => l.resource === "lock:a")!.id;
+    node.keys.set("lock:c", "tok-c");
+    node.keys.delete("lock:a");
+    await s.refreshNotified([Buffer.from("lock:c"), Buffer.from("lock:a")]);
+    await s.poll();
+    expect(seen[3]).toMatchObject({ keys: ["lock:b", "lock:c"], added: ["lock:c"], removed: [idOfA] });
   });
 
   it("polls on without extra hazards when the annotator fails", async () => {

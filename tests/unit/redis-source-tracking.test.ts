@@ -53,7 +53,10 @@ class FakeRedis implements RedisLockPort {
 }
 
 let ids = 0;
-function trackingSource(fake: FakeRedis, opts: { sweepMs?: number; budget?: ServerTimeBudget } = {}) {
+function trackingSource(
+  fake: FakeRedis,
+  opts: { sweepMs?: number; budget?: ServerTimeBudget; maxHoldMs?: number } = {},
+) {
   const s = new RedisSource(fake, {
     sourceId: "redis://127.0.0.1:1/0",
     agentId: "a1",
@@ -65,6 +68,7 @@ function trackingSource(fake: FakeRedis, opts: { sweepMs?: number; budget?: Serv
     now: () => clock,
     sweepMs: opts.sweepMs ?? 600_000,
     ...(opts.budget ? { budget: opts.budget } : {}),
+    ...(opts.maxHoldMs !== undefined ? { maxHoldMs: opts.maxHoldMs } : {}),
   });
   s.setChangeDetection("track");
   return s;
@@ -106,6 +110,21 @@ describe("RedisSource in track mode", () => {
       ["expired", "lock:a", "lease-end"],
     ]);
     expect(s.nextDeadlineMs()).toBe(clock - 3001 + 9001);
+  });
+
+  it("raises held-too-long on quiet locks at the hold limit without re-reading them", async () => {
+    const fake = new FakeRedis();
+    for (let i = 0; i < 5; i++) fake.keys.set(`lock:${i}`, { value: `t${i}`, expiresAt: null });
+    const s = trackingSource(fake, { maxHoldMs: 60_000 });
+    await s.poll();
+    fake.sampled = [];
+    // Every lock of a first read reaches the limit at once: 100,000 forced reads then were minutes of budget debt.
+    expect(s.nextDeadlineMs()).toBeNull();
+    clock += 61_000;
+    expect((await s.refreshDue()).upserts).toEqual([]);
+    const out = await s.poll();
+    expect(fake.sampled).toEqual([]);
+    expect(out.upserts.map((l) => l.hazards.map((h) => h.code))).toEqual(Array(5).fill(["no-ttl", "held-too-long"]));
   });
 
   it("follows a renewal's new deadline, not the old one", async () => {

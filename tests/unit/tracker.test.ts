@@ -326,4 +326,52 @@ describe("LockTracker.reviseHazards", () => {
     expect(t.locks()[0]!.hazards.map((h) => h.code)).not.toContain("expired-while-held");
     expect(t.reviseHazards(T + 9000).upserts).toEqual([]);
   });
+
+  it("raises held-too-long on a quiet lock at the hold limit, and renewals-stopped once a watchdog goes silent", () => {
+    const t = new LockTracker({
+      agentId: "a1",
+      newId: () => `id-${++n}-xxxxxxxx`,
+      history: { maxHoldMs: 60_000, rememberMs: 4000 },
+    });
+    const other = (id: string, at: number) => obs(`owner-of-${id}-0123456789`, 30_000, at, { id, resource: id });
+    t.apply([other("L1", T), other("L2", T)], []);
+    // L2's watchdog renews every 10 s, twice; then nothing more is read of either lock.
+    t.apply([other("L2", T + 10_000)], []);
+    t.apply([other("L2", T + 20_000)], []);
+    expect(t.reviseHazards(T + 30_000).upserts).toEqual([]);
+    const silent = t.reviseHazards(T + 40_201).upserts;
+    expect(silent.map((l) => [l.id, l.hazards.map((h) => h.code)])).toEqual([["L2", ["renewals-stopped"]]]);
+    expect(t.reviseHazards(T + 50_000).upserts).toEqual([]);
+    // Past the limit L2 was renewed within the last minute (a zombie), then no longer: held too long.
+    const long = t.reviseHazards(T + 60_001).upserts;
+    expect(long.map((l) => [l.id, l.hazards.map((h) => h.code)])).toEqual([
+      ["L1", ["held-too-long"]],
+      ["L2", ["renewals-stopped", "zombie-renewal"]],
+    ]);
+    const later = t.reviseHazards(T + 80_000).upserts;
+    expect(later.map((l) => [l.id, l.hazards.map((h) => h.code)])).toEqual([
+      ["L2", ["renewals-stopped", "held-too-long"]],
+    ]);
+    expect(t.reviseHazards(T + 120_000).upserts).toEqual([]);
+  });
+
+  it("looks only at the locks whose moment has come, not at every tracked lock", () => {
+    // historyHazards and nextHazardChangeMs read maxHoldMs once per lock they look at.
+    let looks = 0;
+    const history = {
+      get maxHoldMs() {
+        looks++;
+        return 15 * 60_000;
+      },
+      rememberMs: 5 * 60_000,
+    };
+    const t = new LockTracker({ agentId: "a1", newId: () => `id-${++n}-xxxxxxxx`, history });
+    const many = Array.from({ length: 1000 }, (_, i) => obs(`owner-${i}-0123456789`, null, T, { id: `L${i}` }));
+    t.apply(many, []);
+    t.reviseHazards(T + 1000); // the first call puts every lock in the heap once
+    looks = 0;
+    for (let s = 2; s < 60; s++) expect(t.reviseHazards(T + s * 1000).upserts).toEqual([]);
+    expect(looks).toBe(0);
+    expect(t.reviseHazards(T + 15 * 60_000 + 1).upserts).toHaveLength(1000);
+  });
 });

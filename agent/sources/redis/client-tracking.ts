@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
  * - a redirect connection asks its CLIENT ID, then SUBSCRIBEs to `__redis__:invalidate`;
  * - the reading connection (the one that samples locks) runs `CLIENT TRACKING ON REDIRECT <id>`: from then on the
  *   server names on the redirect connection every key that connection has read, the moment it is written,
- *   renewed, deleted or expired (an expiry only when the server really deletes the key: see deadline-heap.ts);
+ *   renewed, deleted or expired (an expiry only when the server really deletes the key: see core/deadline-heap.ts);
  * - optionally a third, idle connection runs `CLIENT TRACKING ON REDIRECT <id> BCAST PREFIX p ...` for the
  *   literal prefixes of LOCK_PATTERNS, so new keys under them are announced too. BCAST and per-key tracking
  *   cannot be mixed on one connection, and BCAST must not cover the reader's keys twice, hence its own connection.

@@ -15,7 +15,7 @@ import {
   type ReplicaCheck,
   type ReplicaProbe,
 } from "./replication-risk";
-import type { LockAnnotator } from "./redis-source";
+import type { AnnotatedChanges, LockAnnotator } from "./redis-source";
 import type { RedisNodePort, RedisReplicaPort } from "./redis-port";
 
 /** Keys per EXISTS pipeline on a replica: small replies, and other clients' commands interleave. */
@@ -52,6 +52,8 @@ export class ReplicationWatcher implements LockAnnotator {
   private misses: MissCounts = new Map();
   private firstSeen = new Map<string, FirstSeen>();
   private lastOffset: number | undefined;
+  /** firstSeen holds exactly the locks of the previous call (so that call's changes can update it). */
+  private remembered = false;
   private readonly replicas = new Map<string, ReplicaConnection>();
   private readonly now: () => number;
 
@@ -59,7 +61,10 @@ export class ReplicationWatcher implements LockAnnotator {
     this.now = opts.now ?? Date.now;
   }
 
-  async annotate(locks: ReadonlyArray<{ id: string; key: Buffer }>): Promise<ReadonlyMap<string, readonly Hazard[]>> {
+  async annotate(
+    locks: ReadonlyArray<{ id: string; key: Buffer }>,
+    changes?: AnnotatedChanges,
+  ): Promise<ReadonlyMap<string, readonly Hazard[]>> {
     this.read = true;
     try {
       this.info = parseReplicationInfo(await this.opts.node.info("replication"));
@@ -68,7 +73,7 @@ export class ReplicationWatcher implements LockAnnotator {
       this.info = null;
       this.infoError = `INFO replication: ${err instanceof Error ? err.message : String(err)}`;
     }
-    this.remember(locks);
+    this.remember(locks, changes);
     // Locks on a replica are copies: the risk is about what a master has that its replicas lack.
     const links = this.info?.role === "master" && this.opts.checkReplicas ? this.info.replicas : [];
     await this.connect(links.map((l) => l.address));
@@ -84,14 +89,23 @@ export class ReplicationWatcher implements LockAnnotator {
   }
 
   /** The master's offset when each lock was first seen; a master whose offset went back restarted: start over. */
-  private remember(locks: ReadonlyArray<{ id: string }>): void {
+  private remember(locks: ReadonlyArray<{ id: string }>, changes: AnnotatedChanges | undefined): void {
     const offset = this.info?.role === "master" ? this.info.offset : undefined;
-    if (offset === undefined || (this.lastOffset !== undefined && offset < this.lastOffset)) this.firstSeen.clear();
+    const restarted = offset === undefined || (this.lastOffset !== undefined && offset < this.lastOffset);
+    if (restarted) this.firstSeen.clear();
     this.lastOffset = offset;
-    const present = new Set(locks.map((l) => l.id));
-    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
+    const wasExact = this.remembered;
+    this.remembered = offset !== undefined;
     if (offset === undefined) return;
     const atMs = this.now();
+    // By what changed: a pass over 100,000 tracked locks at every poll was the agent's largest cost in track mode.
+    if (!restarted && wasExact && changes) {
+      for (const id of changes.removed) this.firstSeen.delete(id);
+      for (const id of changes.added) if (!this.firstSeen.has(id)) this.firstSeen.set(id, { offset, atMs });
+      return;
+    }
+    const present = new Set(locks.map((l) => l.id));
+    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
     for (const id of present) if (!this.firstSeen.has(id)) this.firstSeen.set(id, { offset, atMs });
   }
 

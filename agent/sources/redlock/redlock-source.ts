@@ -23,7 +23,7 @@ import {
   type NodeReading,
 } from "./redlock-release";
 import { QuorumUpsertFilter } from "./redlock-upserts";
-import { DeadlineHeap } from "../redis/deadline-heap";
+import { DeadlineHeap } from "../../core/deadline-heap";
 import { MAX_PENDING_NOTIFIED, NotificationBatcher } from "../redis/notification-batcher";
 import { ServerTimeBudget } from "../redis/server-time-budget";
 

@@ -2,6 +2,7 @@
  * When each known lock's lease ends: a binary min-heap of (deadline, key), one entry per lock, so the agent needs
  * one timer for all of them. An expired key is announced by the server only when it actually deletes it, which
  * can lag by seconds on a server with many volatile keys, so the agent re-reads each lock itself at its lease end.
+ * The tracker keeps one too, keyed by lock id: when time alone next changes a lock's history hazards.
  *
  * Entries are never removed from the middle: a renewed or deleted lock leaves a stale entry behind, and the owner
  * checks each popped entry against the lock's current deadline (`isCurrent`). `compact` drops stale entries when
