@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
 import { IoredisLockPort } from "../../agent/sources/redis/redis-client";
+import { compilePatterns, supersetGlob } from "../../agent/core/glob";
+import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import { startRedis, type RedisServer } from "../harness/redis";
 
 let redis: RedisServer;
@@ -62,5 +64,46 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(stats.get("strlen")).toBe(7);
     expect(stats.get("getrange")).toBe(7);
     expect(stats.get("hscan")).toBe(1);
+  });
+});
+
+describe("IoredisLockPort.scan with the superset glob as MATCH on a real server", () => {
+  it("returns every key a lock pattern matches, hostile bytes included, and leaves most other keys out", async () => {
+    await admin.flushall();
+    const names = [
+      "lock:a",
+      "ParentLock",
+      "app:MUTEX:1",
+      "semaphore:pool",
+      "blocks",
+      "x]lock",
+      "\\lock\\",
+      "^-LOCK-^",
+      "lock\x00\xff",
+      "\xe9lock",
+      "key:1",
+      "abc:9",
+      "\x00zz",
+    ];
+    // Patterns as the source passes them: latin1, one character per byte; two with bytes glob syntax uses.
+    const patterns = [...DEFAULT_LOCK_PATTERNS, "x\\]*", "*[\\^]-*"];
+    const keys = names.map((n) => Buffer.from(n, "latin1"));
+    for (const k of [...keys, Buffer.from("x]only", "latin1"), Buffer.from("a^-b", "latin1")]) await admin.set(k, "v");
+    const match = compilePatterns(patterns);
+    const glob = Buffer.from(supersetGlob(patterns)!, "latin1");
+    const port = new IoredisLockPort(reader);
+    const seen = new Set<string>();
+    let cursor = "0";
+    do {
+      const step = await port.scan(cursor, 10, glob);
+      cursor = step.cursor;
+      for (const k of step.keys) seen.add(k.toString("latin1"));
+    } while (cursor !== "0");
+    const all = [...names, "x]only", "a^-b"];
+    const wanted = all.filter((n) => match(n));
+    expect(wanted.length).toBeGreaterThan(10);
+    for (const n of wanted) expect(seen.has(n), JSON.stringify(n)).toBe(true);
+    // The glob is "*" + one class per aligned byte (here 2: the shortest run): it leaves out what has no such pair.
+    for (const n of ["key:1", "abc:9", "\x00zz"]) expect(seen.has(n), JSON.stringify(n)).toBe(false);
   });
 });

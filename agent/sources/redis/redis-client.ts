@@ -56,8 +56,11 @@ function asNumber(r: Reply | undefined): number {
 export class IoredisLockPort implements RedisLockPort {
   constructor(private readonly client: Redis) {}
 
-  async scan(cursor: string, count: number) {
-    const [next, keys] = await this.client.scanBuffer(cursor, "COUNT", count);
+  async scan(cursor: string, count: number, match?: Buffer) {
+    // MATCH as raw bytes (scanBuffer types it as a string, which ioredis would send as UTF-8).
+    const [next, keys] = match
+      ? ((await this.client.callBuffer("SCAN", cursor, "MATCH", match, "COUNT", count)) as [Buffer, Buffer[]])
+      : await this.client.scanBuffer(cursor, "COUNT", count);
     return { cursor: next.toString(), keys };
   }
 

@@ -5,7 +5,7 @@ import { staticHazards } from "../../core/hazards";
 import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
 import { lockId } from "../../core/lock-id";
 import { BatchReader } from "../../core/batch-reader";
-import { compileBytePrefilter, compilePatterns } from "../../core/glob";
+import { compileBytePrefilter, compilePatterns, supersetGlob } from "../../core/glob";
 import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
 import { fingerprintHex } from "../../release/fingerprint";
@@ -159,6 +159,11 @@ export class RedisSource {
   private readonly matches: (key: string) => boolean;
   /** A necessary condition for `matches` on the raw bytes: a scanned key failing it never becomes a string. */
   private readonly mayMatch: (key: Uint8Array) => boolean;
+  /**
+   * SCAN's MATCH: one glob every lock pattern implies (supersetGlob), so the server sends only the keys that may be
+   * locks, not every key it visits; undefined when the patterns imply none.
+   */
+  private readonly scanMatch: Buffer | undefined;
   private readonly now: () => number;
   private cursor = "0";
   private passStartedMs = 0;
@@ -242,6 +247,8 @@ export class RedisSource {
     const latin1 = opts.lockPatterns.map((p) => Buffer.from(p, "utf8").toString("latin1"));
     this.matches = compilePatterns(latin1);
     this.mayMatch = compileBytePrefilter(latin1);
+    const superset = supersetGlob(latin1);
+    this.scanMatch = superset === null ? undefined : Buffer.from(superset, "latin1");
   }
 
   status(): SourceStatus {
@@ -666,7 +673,7 @@ export class RedisSource {
     if (this.detection === "track") spent = 0;
     // The server-time budget paces the pass: no step while lockscope's recent commands cost more than allowed.
     if (!this.budget.allows()) return [];
-    const step = () => this.metered("scan", 1, () => this.port.scan(this.cursor, this.opts.scanCount));
+    const step = () => this.metered("scan", 1, () => this.port.scan(this.cursor, this.opts.scanCount, this.scanMatch));
     // At least one SCAN step per poll, so discovery always moves on even when refreshing known keys used the budget.
     let next: ReturnType<typeof step> | null = step();
     while (next) {
