@@ -30,7 +30,7 @@ async function calls(): Promise<Map<string, number>> {
 }
 
 describe("IoredisLockPort.sample on a real server", () => {
-  it("reads a new key's TYPE in the same pipeline as its reads: one round of TYPE for strings and missing keys", async () => {
+  it("reads a short string or a missing new key with PTTL and GETRANGE only; TYPE for the other types", async () => {
     await admin.set("lock:s1", "token-1", "PX", 60_000);
     await admin.set("lock:s2", "x".repeat(300));
     await admin.hset("lock:h", "8d6f:1", "1");
@@ -58,11 +58,13 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(fresh[1]!.string).toMatchObject({ length: 300 });
     expect(fresh[2]!.hash?.fields.map(([f, v]) => `${f.toString()}=${v.toString()}`)).toEqual(["8d6f:1=1"]);
     expect(fresh[3]!.zset?.members.map(([m, sc]) => `${m.toString()}:${sc}`)).toEqual(["a:1", "b:2"]);
-    // Each string and the missing key: one TYPE; each of the 4 other types: a second pipeline with its own TYPE.
-    // Before, every new key took a TYPE round trip first and a second TYPE with its reads: 14.
-    expect(stats.get("type")).toBe(3 + 4 * 2);
-    expect(stats.get("strlen")).toBe(7);
-    expect(stats.get("getrange")).toBe(7);
+    // The short string and the missing key: PTTL and GETRANGE, nothing else. The 300-byte string (longer than the
+    // 256 read): TYPE, PTTL, STRLEN, GETRANGE again. Each of the 4 other types: TYPE and PTTL, then TYPE, PTTL and
+    // its reads. Before: a TYPE for each key in the first pipeline and a second for each other type, 11.
+    expect(stats.get("type")).toBe(1 + 4 * 2);
+    expect(stats.get("pttl")).toBe(7 + 1 + 4 * 2);
+    expect(stats.get("strlen")).toBe(1);
+    expect(stats.get("getrange")).toBe(7 + 1);
     expect(stats.get("hscan")).toBe(1);
   });
 });
