@@ -197,6 +197,33 @@ describe("the sweep of locks with companion keys", () => {
     expect(out.upserts.find((u) => u.resource === REDISSON)?.waiters).toHaveLength(1);
   });
 
+  it("a queue the SCAN pass finds itself folds into its lock, recognised during the pass as after it", async () => {
+    const views: string[][] = [];
+    // Unlimited (locks recognised batch by batch during the pass) and paced (everything after the pass).
+    for (const serverTimeBudgetFraction of [0, 1]) {
+      const fake = new FakeRedis();
+      seed(fake);
+      fake.keys.set(QUEUE, { type: "list", v: [WAITER], expiresAt: null });
+      fake.keys.set(TIMEOUT, { type: "zset", v: [[WAITER, clock + 60_000]], expiresAt: null });
+      const s = new RedisSource(fake, {
+        sourceId: "redis://127.0.0.1:1/0",
+        agentId: "a1",
+        lockPatterns: ["orderLock:*", "legacy:*", "redisson_lock_queue:*"],
+        scanCount: 100,
+        visitBudgetPerPoll: 0,
+        valuePreviewBytes: 64,
+        newId: () => "ev",
+        now: () => clock,
+        serverTimeBudgetFraction,
+      });
+      const out = await s.poll();
+      expect(out.upserts.map((u) => u.resource).sort()).toEqual([LEGACY, REDISSON, PLAIN].sort());
+      views.push(out.upserts.map((u) => JSON.stringify([u.resource, u.rule, u.owner, u.waiters, u.hazards])).sort());
+    }
+    expect(views[0]).toEqual(views[1]);
+    expect(views[0]!.find((v) => v.includes(REDISSON))).toContain(WAITER.slice(0, 8));
+  });
+
   it("when EXISTS fails, or the port has none, such locks are read fully", async () => {
     for (const fake of [
       Object.assign(new FakeRedis(), { existsFails: true }),
