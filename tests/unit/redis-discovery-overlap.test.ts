@@ -79,37 +79,35 @@ function source(fake: SlowFake, serverTimeBudgetFraction: number) {
 const lastScan = (log: string[]) => log.findLastIndex((l) => l.startsWith("scan"));
 
 describe("RedisSource full discovery with an unlimited budget", () => {
-  it("reads new keys and their companions while the SCAN pass goes on, at most 4 reads at once", async () => {
+  it("reads new keys and their companions while the SCAN pass goes on, at most 2 reads at once", async () => {
     const fake = new SlowFake(keyspace());
     const out = await source(fake, 0).poll();
     expect(out.events).toHaveLength(1000);
-    const batch = (from: number) => `sample lock:${String(from).padStart(4, "0")}`;
-    // Batches of 50: sixteen are read before the pass's last step; after it, the companions of the two still in
-    // flight, the last four batches (their step ends the pass) and their locks' companions ({lock:0800}:timeout
-    // ...: one for each tenth lock, read with its batch).
-    const before = fake.log.slice(0, lastScan(fake.log));
-    expect(before.filter((l) => l.startsWith("sample lock:"))).toEqual(
-      Array.from({ length: 16 }, (_, i) => batch(i * 50)),
-    );
-    // Each batch's companions are read as soon as the batch is: during the pass, not after it.
-    expect(before).toContain("sample {lock:0000}:timeout");
-    expect(fake.log.indexOf("sample {lock:0000}:timeout")).toBeGreaterThan(fake.log.indexOf(batch(0)));
-    expect(fake.log.slice(lastScan(fake.log) + 1)).toEqual([
-      "sample {lock:0700}:timeout",
-      "sample {lock:0750}:timeout",
-      ...[800, 850, 900, 950].map(batch),
-      ...[800, 850, 900, 950].map((n) => `sample {lock:0${n}}:timeout`),
+    // Three batches of 250 locks are read before the pass's last step, each followed by its locks' companions
+    // ({lock:0000}:timeout ...: one for each tenth lock) as soon as it is read; after the last step, only the last
+    // batch (closed by the end of the pass) and its companions.
+    expect(fake.log.slice(0, lastScan(fake.log)).filter((l) => l.startsWith("sample"))).toEqual([
+      "sample lock:0000",
+      "sample {lock:0000}:timeout",
+      "sample lock:0250",
+      "sample {lock:0250}:timeout",
+      "sample lock:0500",
     ]);
-    expect(fake.maxReading).toBeLessThanOrEqual(4);
+    expect(fake.log.slice(lastScan(fake.log) + 1)).toEqual([
+      "sample {lock:0500}:timeout",
+      "sample lock:0750",
+      "sample {lock:0750}:timeout",
+    ]);
+    expect(fake.maxReading).toBeLessThanOrEqual(2);
   });
 
   it("sends each SCAN step before matching the keys of the step before", async () => {
     const fake = new SlowFake(keyspace());
     await source(fake, 0).poll();
-    // Steps 1 to 10 are the cache: keys (sorted first), steps 11 to 20 the locks, 100 each: the first batch of 50
-    // is full while step 11's keys are matched, and by then step 12 is already on its way.
+    // Steps 1 to 10 are the cache: keys (sorted first), steps 11 to 20 the locks, 100 each: the first batch of 250
+    // is full while step 13's keys are matched, and by then step 14 is already on its way.
     const first = fake.log.findIndex((l) => l.startsWith("sample"));
-    expect(fake.log.slice(0, first).filter((l) => l.startsWith("scan"))).toHaveLength(12);
+    expect(fake.log.slice(0, first).filter((l) => l.startsWith("scan"))).toHaveLength(14);
   });
 
   it("reports the same events as a paced source that reads after the pass", async () => {
