@@ -14,6 +14,8 @@ const config = [
       "playwright-report/**",
       "next-env.d.ts",
       "dist/**",
+      // Bench output, gitignored: bench/discovery-ab.ts writes its esbuild bundles there.
+      "bench/results/**",
     ],
   },
   {

@@ -88,9 +88,7 @@ export function compileBytePrefilter(patterns: readonly string[]): (key: Uint8Ar
     let need = 0;
     for (const token of globTokens(pattern)) {
       if (token === ANY_RUN || token === ANY_ONE) continue;
-      const one = new RegExp(`^${token}$`);
-      const members: number[] = [];
-      for (let b = 0; b < 256; b++) if (one.test(String.fromCharCode(b))) members.push(b);
+      const members = tokenBytes(token);
       const signature = members.join();
       let bit = classes.get(signature);
       if (bit === undefined) {
@@ -111,4 +109,53 @@ export function compileBytePrefilter(patterns: readonly string[]): (key: Uint8Ar
     for (const need of needs) if ((seen & need) === need) return true;
     return false;
   };
+}
+
+/** The bytes one class or literal token matches (a key's bytes read as latin1, one character per byte). */
+function tokenBytes(token: string): number[] {
+  const one = new RegExp(`^${token}$`);
+  const members: number[] = [];
+  for (let b = 0; b < 256; b++) if (one.test(String.fromCharCode(b))) members.push(b);
+  return members;
+}
+
+/** Longest run of single-byte tokens the superset glob aligns: longer runs add little and lengthen each test. */
+const MAX_RUN = 8;
+
+/**
+ * One glob that every key matching any of the patterns also matches (patterns as latin1, one character per byte),
+ * for SCAN's MATCH: the server then leaves out most keys that cannot be locks instead of sending them. Each
+ * pattern's longest run of classes and literals (no `*` or `?` inside) must occur in a key it matches; the runs
+ * are cut to the shortest one's length and united position by position: for the defaults `*[lLmMsS][oOuUeE]
+ * [cCtTmM][kKeEaA]*` ("lock", "mute", "sema"). Null when some pattern has no such run (`*`, `??`): no filter.
+ * Every byte is written escaped (`\x` in a class is the byte x in Redis's stringmatchlen), so any byte is safe.
+ * The agent's own match (compilePatterns) still decides: this only has to be a necessary condition.
+ */
+export function supersetGlob(patterns: readonly string[]): string | null {
+  if (patterns.length === 0) return null;
+  const runs: number[][][] = [];
+  for (const pattern of patterns) {
+    let best: number[][] = [];
+    let run: number[][] = [];
+    for (const token of globTokens(pattern)) {
+      if (token === ANY_RUN || token === ANY_ONE) run = [];
+      else {
+        run.push(tokenBytes(token));
+        if (run.length > best.length) best = run;
+      }
+    }
+    if (best.length === 0) return null;
+    runs.push(best);
+  }
+  const length = Math.min(MAX_RUN, ...runs.map((r) => r.length));
+  let glob = "*";
+  for (let i = 0; i < length; i++) {
+    const union = new Set<number>();
+    for (const r of runs) for (const b of r[i]!) union.add(b);
+    const escaped = [...union].sort((a, b) => a - b).map((b) => `\\${String.fromCharCode(b)}`);
+    if (union.size === 256) glob += "?";
+    else if (union.size === 1) glob += escaped[0]!;
+    else glob += `[${escaped.join("")}]`;
+  }
+  return `${glob}*`;
 }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
 import { IoredisLockPort } from "../../agent/sources/redis/redis-client";
+import { compilePatterns, supersetGlob } from "../../agent/core/glob";
+import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import { startRedis, type RedisServer } from "../harness/redis";
 
 let redis: RedisServer;
@@ -28,7 +30,7 @@ async function calls(): Promise<Map<string, number>> {
 }
 
 describe("IoredisLockPort.sample on a real server", () => {
-  it("reads a new key's TYPE in the same pipeline as its reads: one round of TYPE for strings and missing keys", async () => {
+  it("reads a short string or a missing new key with PTTL and GETRANGE only; TYPE for the other types", async () => {
     await admin.set("lock:s1", "token-1", "PX", 60_000);
     await admin.set("lock:s2", "x".repeat(300));
     await admin.hset("lock:h", "8d6f:1", "1");
@@ -56,11 +58,54 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(fresh[1]!.string).toMatchObject({ length: 300 });
     expect(fresh[2]!.hash?.fields.map(([f, v]) => `${f.toString()}=${v.toString()}`)).toEqual(["8d6f:1=1"]);
     expect(fresh[3]!.zset?.members.map(([m, sc]) => `${m.toString()}:${sc}`)).toEqual(["a:1", "b:2"]);
-    // Each string and the missing key: one TYPE; each of the 4 other types: a second pipeline with its own TYPE.
-    // Before, every new key took a TYPE round trip first and a second TYPE with its reads: 14.
-    expect(stats.get("type")).toBe(3 + 4 * 2);
-    expect(stats.get("strlen")).toBe(7);
-    expect(stats.get("getrange")).toBe(7);
+    // The short string and the missing key: PTTL and GETRANGE, nothing else. The 300-byte string (longer than the
+    // 256 read): TYPE, PTTL, STRLEN, GETRANGE again. Each of the 4 other types: TYPE and PTTL, then TYPE, PTTL and
+    // its reads. Before: a TYPE for each key in the first pipeline and a second for each other type, 11.
+    expect(stats.get("type")).toBe(1 + 4 * 2);
+    expect(stats.get("pttl")).toBe(7 + 1 + 4 * 2);
+    expect(stats.get("strlen")).toBe(1);
+    expect(stats.get("getrange")).toBe(7 + 1);
     expect(stats.get("hscan")).toBe(1);
+  });
+});
+
+describe("IoredisLockPort.scan with the superset glob as MATCH on a real server", () => {
+  it("returns every key a lock pattern matches, hostile bytes included, and leaves most other keys out", async () => {
+    await admin.flushall();
+    const names = [
+      "lock:a",
+      "ParentLock",
+      "app:MUTEX:1",
+      "semaphore:pool",
+      "blocks",
+      "x]lock",
+      "\\lock\\",
+      "^-LOCK-^",
+      "lock\x00\xff",
+      "\xe9lock",
+      "key:1",
+      "abc:9",
+      "\x00zz",
+    ];
+    // Patterns as the source passes them: latin1, one character per byte; two with bytes glob syntax uses.
+    const patterns = [...DEFAULT_LOCK_PATTERNS, "x\\]*", "*[\\^]-*"];
+    const keys = names.map((n) => Buffer.from(n, "latin1"));
+    for (const k of [...keys, Buffer.from("x]only", "latin1"), Buffer.from("a^-b", "latin1")]) await admin.set(k, "v");
+    const match = compilePatterns(patterns);
+    const glob = Buffer.from(supersetGlob(patterns)!, "latin1");
+    const port = new IoredisLockPort(reader);
+    const seen = new Set<string>();
+    let cursor = "0";
+    do {
+      const step = await port.scan(cursor, 10, glob);
+      cursor = step.cursor;
+      for (const k of step.keys) seen.add(k.toString("latin1"));
+    } while (cursor !== "0");
+    const all = [...names, "x]only", "a^-b"];
+    const wanted = all.filter((n) => match(n));
+    expect(wanted.length).toBeGreaterThan(10);
+    for (const n of wanted) expect(seen.has(n), JSON.stringify(n)).toBe(true);
+    // The glob is "*" + one class per aligned byte (here 2: the shortest run): it leaves out what has no such pair.
+    for (const n of ["key:1", "abc:9", "\x00zz"]) expect(seen.has(n), JSON.stringify(n)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileBytePrefilter, compileGlob, compilePatterns } from "../../agent/core/glob";
+import { compileBytePrefilter, compileGlob, compilePatterns, supersetGlob } from "../../agent/core/glob";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import { prng } from "../harness/prng";
 
@@ -104,5 +104,50 @@ describe("compileBytePrefilter (a necessary condition on the key's bytes)", () =
     expect(may(latin1("hxy"))).toBe(false); // no a-c, and no "*" for the second pattern
     expect(compileBytePrefilter(["[^a]"])(latin1("a"))).toBe(false);
     expect(compileBytePrefilter(["[^a]"])(latin1("b"))).toBe(true);
+  });
+});
+
+describe("supersetGlob (one SCAN MATCH glob every pattern implies)", () => {
+  it("aligns the defaults' runs: lock, mute(x) and sema(phore) in any case, and rules out the filler keys", () => {
+    const glob = supersetGlob(DEFAULT_LOCK_PATTERNS)!;
+    expect(glob).toBe("*[\\L\\M\\S\\l\\m\\s][\\E\\O\\U\\e\\o\\u][\\C\\M\\T\\c\\m\\t][\\A\\E\\K\\a\\e\\k]*");
+    const re = compileGlob(glob);
+    for (const k of ["lock:a", "ParentLock", "app:LOCK", "mutex:x", "job-MUTEX", "semaphore:pool", "blocks"]) {
+      expect(re.test(k), k).toBe(true);
+    }
+    for (const k of ["key:0", "key:989999", "session:1", "cache:user:9", ""]) expect(re.test(k), k).toBe(false);
+  });
+
+  it("never leaves out a key that a pattern matches (random patterns and keys, hostile bytes)", () => {
+    const rnd = prng(20261206);
+    const alphabet = ["a", "b", "k", "K", ":", "\xe9", "\x00", "\xff", "*", "?", "[", "]", "^", "-", "\\"];
+    const pick = (n: number) =>
+      Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]!).join("");
+    let matched = 0;
+    let leftOut = 0;
+    for (let round = 0; round < 300; round++) {
+      const patterns = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => pick(1 + Math.floor(rnd() * 6)));
+      const full = compilePatterns(patterns);
+      const glob = supersetGlob(patterns);
+      const superset = glob === null ? null : compileGlob(glob);
+      for (let i = 0; i < 60; i++) {
+        const key = pick(Math.floor(rnd() * 8)).replace(/[*?[\]^\\-]/g, "");
+        const m = full(key);
+        if (m) matched++;
+        if (superset && !superset.test(key)) {
+          leftOut++;
+          expect(m, `${JSON.stringify(patterns)} ${JSON.stringify(glob)} ${JSON.stringify(key)}`).toBe(false);
+        }
+      }
+    }
+    expect(matched).toBeGreaterThan(100);
+    expect(leftOut).toBeGreaterThan(1000);
+  });
+
+  it("is null when a pattern has no literal or class (`*`, `??`) or there is no pattern", () => {
+    expect(supersetGlob(["lock:*", "*"])).toBeNull();
+    expect(supersetGlob(["??"])).toBeNull();
+    expect(supersetGlob([])).toBeNull();
+    expect(supersetGlob(["lock:?x"])).toBe("*\\l\\o\\c\\k\\:*");
   });
 });

@@ -142,6 +142,12 @@ describe("the server's own account of lockscope's commands", () => {
     expect(c.readMs(250)).toBeCloseTo((250 * (2 * (0.46 + 0.54) + 4)) / 1000);
     c.update("# Commandstats\r\n"); // an empty answer keeps the last known costs
     expect(c.scanMs()).toBeCloseTo((811.53 * 1.2 + 1) / 1000);
+    // New short strings are read without TYPE: a server that has run no TYPE yet is charged PTTL's rate for it.
+    const noType = new CommandCosts();
+    noType.update(
+      "# Commandstats\r\ncmdstat_pttl:calls=10,usec=5,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n",
+    );
+    expect(noType.readMs(250)).toBeCloseTo((250 * (2 * (0.5 + 0.5) + 4)) / 1000);
   });
 
   it("charges the smaller of the reply time and the server's account", async () => {

@@ -79,18 +79,25 @@ function source(fake: SlowFake, serverTimeBudgetFraction: number) {
 const lastScan = (log: string[]) => log.findLastIndex((l) => l.startsWith("scan"));
 
 describe("RedisSource full discovery with an unlimited budget", () => {
-  it("reads new keys while the SCAN pass goes on, at most 2 reads at once, their companions after it", async () => {
+  it("reads new keys and their companions while the SCAN pass goes on, at most 2 reads at once", async () => {
     const fake = new SlowFake(keyspace());
     const out = await source(fake, 0).poll();
     expect(out.events).toHaveLength(1000);
-    // Three batches of 250 locks are read before the pass's last step; after it, only the last batch (closed by
-    // the end of the pass) and the locks' companions ({lock:0000}:timeout ...: one for each tenth lock).
+    // Three batches of 250 locks are read before the pass's last step, each followed by its locks' companions
+    // ({lock:0000}:timeout ...: one for each tenth lock) as soon as it is read; after the last step, only the last
+    // batch (closed by the end of the pass) and its companions.
     expect(fake.log.slice(0, lastScan(fake.log)).filter((l) => l.startsWith("sample"))).toEqual([
       "sample lock:0000",
+      "sample {lock:0000}:timeout",
       "sample lock:0250",
+      "sample {lock:0250}:timeout",
       "sample lock:0500",
     ]);
-    expect(fake.log.slice(lastScan(fake.log) + 1)).toEqual(["sample lock:0750", "sample {lock:0000}:timeout"]);
+    expect(fake.log.slice(lastScan(fake.log) + 1)).toEqual([
+      "sample {lock:0500}:timeout",
+      "sample lock:0750",
+      "sample {lock:0750}:timeout",
+    ]);
     expect(fake.maxReading).toBeLessThanOrEqual(2);
   });
 

@@ -47,6 +47,8 @@ const UNAVAILABLE = /^(?:ReplyError: )?(?:LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MAST
 
 /** The types sample() reads a body of (others get TYPE and PTTL only). */
 const READ_TYPES = new Set(["string", "hash", "zset", "list", "set"]);
+/** A type read() has no reads for: it sends TYPE and PTTL only (for a key whose type is not known yet). */
+const TYPE_ONLY = "none";
 
 function asNumber(r: Reply | undefined): number {
   if (!r || r[0]) return 0;
@@ -56,33 +58,79 @@ function asNumber(r: Reply | undefined): number {
 export class IoredisLockPort implements RedisLockPort {
   constructor(private readonly client: Redis) {}
 
-  async scan(cursor: string, count: number) {
-    const [next, keys] = await this.client.scanBuffer(cursor, "COUNT", count);
+  async scan(cursor: string, count: number, match?: Buffer) {
+    // MATCH as raw bytes (scanBuffer types it as a string, which ioredis would send as UTF-8).
+    const [next, keys] = match
+      ? ((await this.client.callBuffer("SCAN", cursor, "MATCH", match, "COUNT", count)) as [Buffer, Buffer[]])
+      : await this.client.scanBuffer(cursor, "COUNT", count);
     return { cursor: next.toString(), keys };
   }
 
   /**
-   * A key of unknown type is read as a string (most locks are), TYPE in the same pipeline: one round trip. A key
-   * that turns out to be another readable type (its string reads failed with WRONGTYPE) is read again as that
-   * type in a second pipeline, as every new key was before: TYPE first, then the reads for that type.
+   * A key of unknown type is read as a string (most locks are) with PTTL and GETRANGE only, one round trip: a value
+   * shorter than the prefix read is then read whole (its length is the prefix's), and PTTL -2 is a key gone. A
+   * longer string, or a key known by type, is read fully (TYPE, PTTL, length, bounded read); a key of another type
+   * (WRONGTYPE) or whose quick read failed gets TYPE and PTTL, then the reads for its type in a third pipeline. Each
+   * ioredis command costs the agent about 4.5 µs of CPU (10,000 PTTLs pipelined: 45 ms), and the reads of the
+   * 10,000 new locks held up the discovery pass: 2 commands instead of 4 for a short string or a missing key, 8 as
+   * before for another type.
    */
   async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {
-    const out = await this.read(
-      keys,
-      keys.map((_, i) => expectedTypes[i] ?? "string"),
+    const out: Array<KeySample | null> = keys.map(() => null);
+    const readAs = keys.map((_, i) => expectedTypes[i]);
+    const unknown = keys.flatMap((_, i) => (expectedTypes[i] === undefined ? [i] : []));
+    if (unknown.length > 0) {
+      const quick = await this.quickRead(
+        unknown.map((i) => keys[i]!),
+        previewBytes,
+      );
+      unknown.forEach((i, j) => {
+        const q = quick[j]!;
+        if (typeof q === "string") readAs[i] = q;
+        else out[i] = q;
+      });
+    }
+    const rest = keys.flatMap((_, i) => (out[i] === null ? [i] : []));
+    if (rest.length === 0) return out as KeySample[];
+    const full = await this.read(
+      rest.map((i) => keys[i]!),
+      rest.map((i) => readAs[i]!),
       previewBytes,
     );
-    const again = keys.flatMap((_, i) =>
-      expectedTypes[i] === undefined && out[i]!.type !== "string" && READ_TYPES.has(out[i]!.type) ? [i] : [],
+    rest.forEach((i, j) => (out[i] = full[j]!));
+    const again = rest.filter(
+      (i) => expectedTypes[i] === undefined && out[i]!.type !== readAs[i] && READ_TYPES.has(out[i]!.type),
     );
-    if (again.length === 0) return out;
+    if (again.length === 0) return out as KeySample[];
     const second = await this.read(
       again.map((i) => keys[i]!),
       again.map((i) => out[i]!.type),
       previewBytes,
     );
     again.forEach((i, j) => (out[i] = second[j]!));
-    return out;
+    return out as KeySample[];
+  }
+
+  /**
+   * PTTL and GETRANGE per key, pipelined: the sample of a key that is gone or holds a string shorter than
+   * `previewBytes` (what the full read would show); else how to read it fully: "string" (a longer string) or
+   * TYPE_ONLY (another type, or the read failed: TYPE first).
+   */
+  private async quickRead(keys: Buffer[], previewBytes: number): Promise<Array<KeySample | string>> {
+    const p = this.client.pipeline();
+    for (const k of keys) p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
+    const replies = ((await p.exec()) ?? []) as Reply[];
+    return keys.map((key, i) => {
+      const [ttl, body] = [replies[2 * i], replies[2 * i + 1]];
+      const failed = ttl?.[0] ?? body?.[0];
+      if (failed && UNAVAILABLE.test(failed.message)) throw failed;
+      if (!ttl || !body || failed) return TYPE_ONLY;
+      const pttl = Number(ttl[1]);
+      if (pttl === -2) return { key, type: "none", pttl };
+      const prefix = body[1] as Buffer;
+      if (prefix.length >= previewBytes) return "string";
+      return { key, type: "string", pttl, string: { prefix, length: prefix.length } };
+    });
   }
 
   /** TYPE, PTTL and, when the key is still of the given type, its length and bounded read; one pipeline. */

@@ -80,8 +80,8 @@ class ClusterMemberPort implements RedisLockPort {
     private readonly onStale: () => void,
   ) {}
 
-  scan(cursor: string, count: number) {
-    return this.inner.scan(cursor, count);
+  scan(cursor: string, count: number, match?: Buffer) {
+    return this.inner.scan(cursor, count, match);
   }
 
   async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {

@@ -32,8 +32,11 @@ export interface KeySample {
 }
 
 export interface RedisLockPort {
-  /** One SCAN step. Returns the next cursor ("0" when the pass is complete) and the keys. */
-  scan(cursor: string, count: number): Promise<{ cursor: string; keys: Buffer[] }>;
+  /**
+   * One SCAN step, with MATCH when `match` is given (a glob as raw bytes). Returns the next cursor ("0" when the
+   * pass is complete) and the keys.
+   */
+  scan(cursor: string, count: number, match?: Buffer): Promise<{ cursor: string; keys: Buffer[] }>;
   /** Pipelined TYPE + PTTL + a bounded read per key; one round trip for a batch. */
   sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]>;
   /**

@@ -196,11 +196,13 @@ export class CommandCosts {
 
   /**
    * Reading n keys: TYPE, PTTL and a bounded read of two commands each (counted at the TYPE+PTTL rate: a
-   * GETRANGE of a few hundred bytes or a first HSCAN page of a small hash costs about the same), in ms.
+   * GETRANGE of a few hundred bytes or a first HSCAN page of a small hash costs about the same), in ms. A new
+   * short string is read with PTTL and GETRANGE only (redis-client.ts), so a server may not have run TYPE yet:
+   * PTTL's rate then stands for it (an overcharge of such reads, never an undercharge).
    */
   readMs(n: number): number | undefined {
-    const t = this.usec.get("type");
     const p = this.usec.get("pttl");
+    const t = this.usec.get("type") ?? p;
     return t === undefined || p === undefined ? undefined : (n * (2 * (t + p) + 4 * PER_COMMAND_USEC)) / 1000;
   }
 
