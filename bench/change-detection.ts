@@ -323,6 +323,10 @@ async function modeRun(
       const expiredLat: number[] = [];
       const toObservation: number[] = [];
       const toViewer: number[] = [];
+      // The event's `at` is the agent's Date.now(); this bench's times are epochMs() (the monotonic clock from the
+      // process's time origin), which drifted from the wall clock by about 720 ms on a machine of 2026-12-06 (the
+      // split then read 731 ms to the agent and -723 ms to the viewer). The agent's times are put on this clock.
+      const wallAhead = Date.now() - epochMs();
       const pending: Array<{ type: keyof typeof latencies | "expired"; resource: string; fromMs: number }> = [];
       const release = (k: string, t: string) =>
         (writer as unknown as { releaseLock(k: string, t: string): Promise<number> }).releaseLock(k, t);
@@ -365,7 +369,8 @@ async function modeRun(
         if (p.type === "expired") expiredLat.push(at - p.fromMs);
         else {
           latencies[p.type].push(at - p.fromMs);
-          const obs = waiter.observedAt(p.type, p.resource);
+          const observedAt = waiter.observedAt(p.type, p.resource);
+          const obs = observedAt === undefined ? undefined : observedAt - wallAhead;
           if (obs !== undefined && Number.isFinite(obs)) {
             toObservation.push(obs - p.fromMs);
             toViewer.push(at - obs);
