@@ -96,19 +96,24 @@ function seed(fake: FakeRedis): void {
 
 let ids = 0;
 /** A track-mode source that has read every lock once and started its sweep clock. */
-async function swept(fake: FakeRedis): Promise<RedisSource> {
-  const s = new RedisSource(fake, {
+/** The source under test on the fake server (the lock patterns are not the companions' names: see swept). */
+function sourceOn(fake: FakeRedis, sweepMs?: number): RedisSource {
+  return new RedisSource(fake, {
     sourceId: "redis://127.0.0.1:1/0",
     agentId: "a1",
-    // Not the companions' names: only the sweep can see them appear (SCAN would name their owner otherwise).
     lockPatterns: ["orderLock:*", "legacy:*"],
     scanCount: 100,
     visitBudgetPerPoll: 0,
     valuePreviewBytes: 64,
     newId: () => `ev-${++ids}-xxxxxx`,
     now: () => clock,
-    sweepMs: SWEEP_MS,
+    ...(sweepMs === undefined ? {} : { sweepMs }),
   });
+}
+
+async function swept(fake: FakeRedis): Promise<RedisSource> {
+  // Not the companions' names in the patterns: only the sweep can see them appear (SCAN would name their owner).
+  const s = sourceOn(fake, SWEEP_MS);
   s.setChangeDetection("track");
   expect((await s.poll()).events.map((e) => e.resource).sort()).toEqual([LEGACY, REDISSON, PLAIN].sort());
   // The full read covered the companions too (none exists): by one EXISTS per lock, or by reading them.
@@ -178,16 +183,7 @@ describe("the sweep of locks with companion keys", () => {
     seed(fake);
     fake.keys.set(QUEUE, { type: "list", v: [WAITER], expiresAt: null });
     fake.keys.set(TIMEOUT, { type: "zset", v: [[WAITER, clock + 60_000]], expiresAt: null });
-    const s = new RedisSource(fake, {
-      sourceId: "redis://127.0.0.1:1/0",
-      agentId: "a1",
-      lockPatterns: ["orderLock:*", "legacy:*"],
-      scanCount: 100,
-      visitBudgetPerPoll: 0,
-      valuePreviewBytes: 64,
-      newId: () => `ev-${++ids}-xxxxxx`,
-      now: () => clock,
-    });
+    const s = sourceOn(fake);
     const out = await s.poll();
     expect(fake.existsGroups).toEqual(expect.arrayContaining([[QUEUE, TIMEOUT], [PERMITS]]));
     expect(fake.existsGroups).toHaveLength(2);
