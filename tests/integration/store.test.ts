@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AlertView } from "../../lib/contract/alerts";
 import type { LockEvent } from "../../lib/contract/lock";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import {
@@ -249,6 +251,49 @@ describe.each(setups)("history store on $name", (setup) => {
       },
     ]);
     expect((await store.findAlert(b2!.id))!.message).toBe("m3");
+  });
+
+  it("reads and refreshes a batch holding an alert whose stored evidence is not JSON", async () => {
+    const [good, bad] = (await store.raiseAlerts(
+      ["tamper:good", "tamper:bad"].map((key) => ({
+        alert: {
+          key,
+          rule: "no-ttl",
+          severity: "critical",
+          lockId: key,
+          backend: "redis",
+          source: "s",
+          resource: key,
+          message: "m",
+          evidence: { events: [] },
+          raisedAt: new Date(),
+        },
+        outbox: () => [],
+      })),
+    )) as AlertView[];
+    // Written by hand, as nothing in lockscope writes it.
+    const sql = `UPDATE "Alert" SET "evidence" = '{not json' WHERE "id" = '${bad!.id}'`;
+    if (setup.name === "sqlite") {
+      const db = new Database(url.slice("file:".length));
+      db.prepare(sql).run();
+      db.close();
+    } else {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(sql);
+      await c.end();
+    }
+    const states = (await store.openAlertStates()).filter((a) => a.key.startsWith("tamper:"));
+    expect(states.find((a) => a.id === bad!.id)).toMatchObject({ lastSeenAt: bad!.raisedAt, occurrences: 1 });
+    const seen = {
+      message: "m2",
+      severity: "critical" as const,
+      lastSeenAt: "2026-11-29T21:31:00.000Z",
+      occurrences: 2,
+      latestHolder: null,
+    };
+    await store.refreshAlerts([good!, bad!].map((a) => ({ id: a.id, refresh: seen })));
+    for (const a of [good!, bad!]) expect(await store.findAlert(a.id)).toMatchObject({ message: "m2", occurrences: 2 });
   });
 
   it("reads the newest events of many locks at once as listEvents reads them one lock at a time", async () => {
