@@ -84,7 +84,11 @@ describe("client tracking on a Redis Cluster", () => {
       "the promoted replica watched in track mode",
       () => track.loop.statuses().some((s) => s.id === sourceOf(r0) && s.up && s.changeDetection === "track"),
       { timeoutMs: 30_000 },
-    );
+    ).catch((err: Error) => {
+      // What the agent saw, for the failure message: its sources and its last log lines.
+      const seen = track.loop.statuses().map((s) => `${s.id} up=${s.up} ${s.changeDetection} ${s.error ?? ""}`);
+      throw new Error(`${err.message}\nstatuses: ${seen.join("; ")}\nlog: ${track.log.slice(-20).join("\n")}`);
+    });
     await waitFor("poll mode follows too", () => poll.loop.statuses().some((s) => s.id === sourceOf(r0) && s.up), {
       timeoutMs: 30_000,
     });

@@ -147,7 +147,13 @@ const clock = Date.parse("2026-01-01T00:00:00Z");
 function build(
   cluster: FakeCluster,
   seed: FakeNode,
-  extra: { now?: () => number; sweepMs?: number; subscribe?: (address: string, s: RedisSource) => () => void } = {},
+  extra: {
+    now?: () => number;
+    sweepMs?: number;
+    subscribe?: (address: string, s: RedisSource) => () => void;
+    /** Each connection's status callback, in the order they were opened (to send late connection events). */
+    connections?: Array<{ address: string; onStatus: (up: boolean, error?: string) => void }>;
+  } = {},
 ) {
   const lines: string[] = [];
   const source = new RedisClusterSource({
@@ -170,6 +176,7 @@ function build(
     nodeIdOf: (a) => `redis://${a}`,
     connect: (address, onStatus): ClusterNodeHandle => {
       const n = cluster.byAddress(address);
+      extra.connections?.push({ address, onStatus });
       onStatus(true);
       return { lock: n, node: n, release: n, ready: Promise.resolve(), close: () => undefined };
     },
@@ -265,6 +272,30 @@ describe("RedisClusterSource", () => {
     expect(source.statuses().map((s) => s.id)).toEqual(["redis://127.0.0.1:7004/0", "redis://127.0.0.1:7002/0"]);
     expect(lines.some((l) => /7001\/0 -> redis:\/\/127\.0\.0\.1:7004\/0 \(failover\)/.test(l))).toBe(true);
     expect((await source.poll()).events).toEqual([]);
+  });
+
+  it("ignores the replaced connection's late close after a failover: the promoted replica stays up", async () => {
+    const { c, a, d } = threeMasters();
+    const connections: Array<{ address: string; onStatus: (up: boolean, error?: string) => void }> = [];
+    const { source } = build(c, a, { connections });
+    await source.poll();
+    a.dead = true;
+    await source.poll();
+    d.role = "master";
+    d.masterId = null;
+    d.slots = a.slots;
+    a.slots = [];
+    a.failed = true;
+    await source.poll();
+    expect(source.statuses()[0]).toMatchObject({ id: "redis://127.0.0.1:7004/0", up: true });
+    // ioredis emits "close" and "end" after disconnect(), possibly after the new connection is ready.
+    const old = connections.find((x) => x.address === a.address)!;
+    old.onStatus(false, "connection closed");
+    expect(source.statuses()[0]).toMatchObject({ id: "redis://127.0.0.1:7004/0", up: true });
+    // The promoted node's own connection still reports.
+    const promoted = connections.find((x) => x.address === d.address)!;
+    promoted.onStatus(false, "connection closed");
+    expect(source.statuses()[0]).toMatchObject({ up: false, error: "connection closed" });
   });
 
   it("follows a manual failover where the old master answers MOVED: no poll reads that as releases", async () => {

@@ -66,6 +66,8 @@ interface Member {
   source: RedisSource;
   watcher: ReplicationWatcher | null;
   unsubscribe: (() => void) | null;
+  /** Which of the member's connections may report its status: a replaced or closed one may not. */
+  generation: number;
 }
 
 /**
@@ -292,7 +294,7 @@ export class RedisClusterSource implements WatchedSource {
       m.address = address;
       m.slots = to.slots;
       m.replicaIds = replicaIdsOf(nodes, to.id);
-      m.handle = this.opts.connect(address, (up, error) => m.source.setConnection(up, error));
+      m.handle = this.connectMember(address, m, (up, error) => m.source.setConnection(up, error));
       m.watcher = this.opts.watch?.(address, m.handle.node) ?? null;
       m.source.retarget({
         sourceId: this.opts.sourceIdOf(address),
@@ -324,9 +326,15 @@ export class RedisClusterSource implements WatchedSource {
     const address = node.address!;
     // The connection reports to the source, which needs the connection's port first.
     const ref: { source?: RedisSource } = {};
-    const handle = this.opts.connect(address, (up, error) => ref.source?.setConnection(up, error));
+    const fields = {
+      nodeId: node.id,
+      address,
+      slots: node.slots,
+      replicaIds: replicaIdsOf(nodes, node.id),
+      generation: 0,
+    };
+    const handle = this.connectMember(address, fields, (up, error) => ref.source?.setConnection(up, error));
     const watcher = this.opts.watch?.(address, handle.node) ?? null;
-    const fields = { nodeId: node.id, address, slots: node.slots, replicaIds: replicaIdsOf(nodes, node.id) };
     const source = (ref.source = new RedisSource(
       this.memberPort(handle, () => fields.slots),
       {
@@ -352,7 +360,24 @@ export class RedisClusterSource implements WatchedSource {
     );
   }
 
+  /**
+   * A member's connection, whose status reaches the source only while it is the member's current one. After a
+   * failover the dead master's connection is closed and its "close" and "end" events can come after the promoted
+   * replica's connection is ready: applied, they marked the new node down for good (seen in a loaded CI run).
+   */
+  private connectMember(
+    address: string,
+    member: { generation: number },
+    report: (up: boolean, error?: string) => void,
+  ): ClusterNodeHandle {
+    const generation = ++member.generation;
+    return this.opts.connect(address, (up, error) => {
+      if (member.generation === generation) report(up, error);
+    });
+  }
+
   private closeMember(m: Member): void {
+    m.generation++;
     m.unsubscribe?.();
     m.unsubscribe = null;
     m.watcher?.close();
