@@ -86,6 +86,9 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   let keepalive: NodeJS.Timeout | null = null;
 
   const report = (state: TrackingState) => {
+    // An enable() still in flight when the node was replaced (a cluster failover) must not set the mode of the
+    // source that a newer tracking now serves.
+    if (closed) return;
     live = state.live;
     opts.onState(state);
   };
