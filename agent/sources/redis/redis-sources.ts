@@ -297,11 +297,13 @@ class RedisTargetSource implements WatchedSource {
         );
         const notifications = this.subscribe(url, 0, src, batcher);
         const reader = readers.get(address);
-        const tracking =
-          this.opts.changeDetection === "track" && reader
-            ? this.track(src, batcher, url, reader, `${redact(url)} (cluster master)`)
-            : null;
-        if (!tracking) src.setChangeDetection("poll");
+        const tracked = this.opts.changeDetection === "track" && reader !== undefined;
+        // Poll until this node's own tracking is live: after a failover the source still had the old node's mode.
+        src.setChangeDetection(
+          "poll",
+          tracked ? "client tracking not live on this node yet; polling meanwhile" : undefined,
+        );
+        const tracking = tracked ? this.track(src, batcher, url, reader, `${redact(url)} (cluster master)`) : null;
         return () => {
           notifications.stop();
           tracking?.close();
