@@ -233,3 +233,29 @@ describe("the sweep of locks with companion keys", () => {
     }
   });
 });
+
+describe("a Redisson fair lock's queue that appears after the lock was first read", () => {
+  it("is folded into the lock when the SCAN finds it (the tracked lock is read with it), not listed on its own", async () => {
+    const fake = new FakeRedis();
+    fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "1"]], expiresAt: clock + 600_000 });
+    // The companions' names match a pattern too, as with the default `*lock*`.
+    const s = new RedisSource(fake, {
+      sourceId: "redis://127.0.0.1:1/0",
+      agentId: "a1",
+      lockPatterns: ["orderLock:*", "redisson_lock_*"],
+      scanCount: 100,
+      visitBudgetPerPoll: 0,
+      valuePreviewBytes: 64,
+      newId: () => `ev-${++ids}-xxxxxx`,
+      now: () => clock,
+    });
+    s.setChangeDetection("track");
+    expect((await s.poll()).events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
+    // Redisson writes the queue and the waiters' deadlines after the lock, here between two polls.
+    fake.keys.set(QUEUE, { type: "list", v: [WAITER], expiresAt: null });
+    fake.keys.set(TIMEOUT, { type: "zset", v: [[WAITER, clock + 60_000]], expiresAt: null });
+    await s.poll();
+    expect(s.tracker.locks().map((l) => l.resource)).toEqual([REDISSON]);
+    expect(s.tracker.locks()[0]!.waiters.map((w) => w.owner)).toEqual([WAITER]);
+  });
+});

@@ -694,12 +694,13 @@ export class RedisSource {
     const found: KnownKey[] = [];
     // Two companions of one lock name the same owner, and a pass may return a key twice: each is read once.
     const seen = new Set(skip);
-    const add = (key: Buffer) => {
+    const add = (key: Buffer, entry?: KnownKey) => {
       const k = key.toString("latin1");
       if (seen.has(k)) return;
       seen.add(k);
-      if (reader) reader.add({ key, type: "" });
-      else found.push({ key, type: "" });
+      const item = entry ?? { key, type: "" };
+      if (reader) reader.add(item);
+      else found.push(item);
     };
     const budget = this.opts.visitBudgetPerPoll;
     let spent = this.known.size * 4;
@@ -728,10 +729,12 @@ export class RedisSource {
         if (!this.matches(k) || this.known.has(k)) continue;
         // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
         add(Buffer.from(key));
-        // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern.
+        // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern. The
+        // lock is read with it even when already tracked: a companion folds into its lock only when both are read
+        // together, and a fair lock's queue written after the lock was first seen was listed as a lock of its own.
         const owner = companionOwner(key.toString("utf8"));
         const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
-        if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) add(ownerKey);
+        if (ownerKey) add(ownerKey, this.known.get(ownerKey.toString("latin1")));
       }
       if (cursor === "0") {
         const end = this.now();
