@@ -22,7 +22,7 @@ function HazardLines({ hazards, testId }: { hazards: readonly Hazard[]; testId: 
           key={h.code}
           data-testid={testId}
           data-code={h.code}
-          className={`rounded px-2 py-1 ring-1 ring-inset ${SEVERITY_CLASS[h.severity]}`}
+          className={`rounded px-2 py-1 ring-1 ring-inset [overflow-wrap:anywhere] ${SEVERITY_CLASS[h.severity]}`}
         >
           <span className="font-semibold">{h.code}</span>: {h.message}
         </li>
