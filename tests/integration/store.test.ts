@@ -6,6 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertView } from "../../lib/contract/alerts";
 import type { LockEvent } from "../../lib/contract/lock";
+import { testAlert } from "../harness/alert-fixture";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import {
   openStore,
@@ -255,21 +256,7 @@ describe.each(setups)("history store on $name", (setup) => {
 
   it("reads and refreshes a batch holding an alert whose stored evidence is not JSON", async () => {
     const [good, bad] = (await store.raiseAlerts(
-      ["tamper:good", "tamper:bad"].map((key) => ({
-        alert: {
-          key,
-          rule: "no-ttl",
-          severity: "critical",
-          lockId: key,
-          backend: "redis",
-          source: "s",
-          resource: key,
-          message: "m",
-          evidence: { events: [] },
-          raisedAt: new Date(),
-        },
-        outbox: () => [],
-      })),
+      ["tamper:good", "tamper:bad"].map((key) => ({ alert: testAlert(key), outbox: () => [] })),
     )) as AlertView[];
     // Written by hand, as nothing in lockscope writes it.
     const sql = `UPDATE "Alert" SET "evidence" = '{not json' WHERE "id" = '${bad!.id}'`;
@@ -491,18 +478,7 @@ describe("the SQLite fast paths", () => {
       const n = 4500;
       const raised = await store.raiseAlerts(
         Array.from({ length: n }, (_, i) => ({
-          alert: {
-            key: `page:${i}`,
-            rule: "no-ttl",
-            severity: "critical",
-            lockId: `P${i}`,
-            backend: "redis",
-            source: "s",
-            resource: `p${i}`,
-            message: "m",
-            evidence: {},
-            raisedAt: new Date(),
-          },
+          alert: testAlert(`page:${i}`, { lockId: `P${i}`, resource: `p${i}`, evidence: {} }),
           outbox: () => [],
         })),
       );

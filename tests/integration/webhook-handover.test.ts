@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { WebhookSender } from "../../lib/server/alerts/webhooks";
 import { migrateDatabase, projectRoot } from "../../lib/server/migrate";
 import { openStore, type HistoryStore } from "../../lib/server/store";
+import { testAlert } from "../harness/alert-fixture";
 import { waitFor } from "../harness/ports";
 import { createTestDatabase } from "../harness/postgres-server";
 
@@ -96,21 +97,7 @@ describe.each(setups)("webhook delivery across a leader handover on $name", (set
   });
 
   async function raise(key: string): Promise<void> {
-    await a.raiseAlert(
-      {
-        key,
-        rule: "no-ttl",
-        severity: "critical",
-        lockId: key,
-        backend: "redis",
-        source: "s",
-        resource: key,
-        message: "m",
-        evidence: { events: [] },
-        raisedAt: new Date(),
-      },
-      () => [{ url: receiver.url, kind: "raised", body: JSON.stringify({ key }) }],
-    );
+    await a.raiseAlert(testAlert(key), () => [{ url: receiver.url, kind: "raised", body: JSON.stringify({ key }) }]);
   }
 
   it("the new leader does not send a row whose delivery by the old leader is in flight", async () => {

@@ -97,11 +97,11 @@ function seed(fake: FakeRedis): void {
 let ids = 0;
 /** A track-mode source that has read every lock once and started its sweep clock. */
 /** The source under test on the fake server (the lock patterns are not the companions' names: see swept). */
-function sourceOn(fake: FakeRedis, sweepMs?: number): RedisSource {
+function sourceOn(fake: FakeRedis, sweepMs?: number, lockPatterns = ["orderLock:*", "legacy:*"]): RedisSource {
   return new RedisSource(fake, {
     sourceId: "redis://127.0.0.1:1/0",
     agentId: "a1",
-    lockPatterns: ["orderLock:*", "legacy:*"],
+    lockPatterns,
     scanCount: 100,
     visitBudgetPerPoll: 0,
     valuePreviewBytes: 64,
@@ -239,16 +239,7 @@ describe("a Redisson fair lock's queue that appears after the lock was first rea
     const fake = new FakeRedis();
     fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "1"]], expiresAt: clock + 600_000 });
     // The companions' names match a pattern too, as with the default `*lock*`.
-    const s = new RedisSource(fake, {
-      sourceId: "redis://127.0.0.1:1/0",
-      agentId: "a1",
-      lockPatterns: ["orderLock:*", "redisson_lock_*"],
-      scanCount: 100,
-      visitBudgetPerPoll: 0,
-      valuePreviewBytes: 64,
-      newId: () => `ev-${++ids}-xxxxxx`,
-      now: () => clock,
-    });
+    const s = sourceOn(fake, undefined, ["orderLock:*", "redisson_lock_*"]);
     s.setChangeDetection("track");
     expect((await s.poll()).events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
     // Redisson writes the queue and the waiters' deadlines after the lock, here between two polls.
