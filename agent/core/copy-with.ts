@@ -1,3 +1,5 @@
+import type { Lock } from "../../lib/contract/lock";
+
 /**
  * `{ ...base, ...a, ...b }` for the objects the agent keeps per lock (the tracker's locks, their holders), built so
  * that objects of one shape share one hidden class. A spread site that has seen many shapes (locks of every
@@ -11,4 +13,45 @@ export function copyWith<T extends object, A extends object, B extends object = 
   b?: B,
 ): Omit<T, keyof A | keyof B> & A & B {
   return Object.assign({}, base, a, b);
+}
+
+/**
+ * copyWith for a tracked lock: the copy starts from one literal that already has the fields every lock has (an absent
+ * fingerprint undefined, which JSON leaves out), so they sit inside the object. From an empty object only the first
+ * four did, and the rest went to a separate property array of each lock (13 MB at 100,000 locks in a heap
+ * snapshot, 2026-12-06; 32 bytes a lock more than the fields inside it, and one more object for the collector).
+ */
+/** Fields of a Lock that only some locks have; they are added when present (`holders` only for semaphores, ...). */
+type RareField = "holders" | "holdersTotal" | "receivedAt" | "quorum" | "zookeeper" | "database";
+type LockField = Exclude<keyof Lock, RareField>;
+
+export function copyLockWith<T extends object, A extends object, B extends object = object>(
+  base: T,
+  a: A,
+  b?: B,
+): Omit<T, keyof A | keyof B> & A & B {
+  return Object.assign(lockFields(), base, a, b) as Omit<T, keyof A | keyof B> & A & B;
+}
+
+/** The fields every lock has (ownerFingerprint nearly every one), in the order sources build them. */
+function lockFields(): { [K in LockField]: undefined } {
+  return {
+    id: undefined,
+    backend: undefined,
+    source: undefined,
+    resource: undefined,
+    owner: undefined,
+    ownerFingerprint: undefined,
+    library: undefined,
+    rule: undefined,
+    ttlMs: undefined,
+    holder: undefined,
+    waiters: undefined,
+    since: undefined,
+    observedAt: undefined,
+    kind: undefined,
+    valuePreview: undefined,
+    hazards: undefined,
+    agentId: undefined,
+  };
 }

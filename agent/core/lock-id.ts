@@ -9,5 +9,7 @@ export function lockId(backend: Backend, source: string, rawResource: Uint8Array
   const h = createHash("sha256");
   h.update(`${backend}\u0000${source}\u0000`);
   h.update(rawResource);
-  return h.digest("base64url").slice(0, 22);
+  // A copy, not a slice: a 22-character slice keeps its 43-character parent alive with it, for every lock the agent
+  // tracks (about 40 bytes and one more object a lock: 4 MB at 100,000 locks).
+  return Buffer.from(h.digest("base64url"), "latin1").toString("latin1", 0, 22);
 }

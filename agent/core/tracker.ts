@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
-import { copyWith } from "./copy-with";
+import { copyLockWith } from "./copy-with";
 import { diffHolders, endOf, type TrackedHolding } from "./holders";
 import { DeadlineHeap } from "./deadline-heap";
 import {
@@ -195,7 +195,7 @@ export class LockTracker {
         }
         const first = obs.holders ? diffHolders(null, observedAtMs, obs.holders, observedAtMs) : null;
         const lock = this.withHistory(
-          copyWith(obs, { since: obs.observedAt }, first ? { holders: first.holders } : undefined),
+          copyLockWith(obs, { since: obs.observedAt }, first ? { holders: first.holders } : undefined),
           history,
           observedAtMs,
         );
@@ -245,7 +245,7 @@ export class LockTracker {
                 : Math.max(obs.ttlMs, prev.history.maxTtlMs),
           };
       const lock = this.withHistory(
-        copyWith(
+        copyLockWith(
           obs,
           { since: ownerChanged ? obs.observedAt : prev.lock.since },
           permits ? { holders: permits.holders } : undefined,
@@ -326,7 +326,7 @@ export class LockTracker {
       (h) => !lock.hazards.some((x) => x.code === h.code),
     );
     this.lastHistoryCodes = extra.length > 0 ? new Set(extra.map((h) => h.code)) : NO_CODES;
-    return extra.length > 0 ? copyWith(lock, { hazards: [...lock.hazards, ...extra] }) : lock;
+    return extra.length > 0 ? copyLockWith(lock, { hazards: [...lock.hazards, ...extra] }) : lock;
   }
 
   /**
@@ -355,7 +355,7 @@ export class LockTracker {
       const codes = new Set(extra.map((h) => h.code));
       let current = t;
       if (codes.size !== t.historyCodes.size || ![...codes].every((c) => t.historyCodes.has(c))) {
-        const lock = copyWith(t.lock, { hazards: [...base, ...extra] });
+        const lock = copyLockWith(t.lock, { hazards: [...base, ...extra] });
         current = { ...t, lock, fingerprint: fingerprint(lock), historyCodes: codes.size > 0 ? codes : NO_CODES };
         this.tracked.set(lock.id, current);
         out.upserts.push(lock);

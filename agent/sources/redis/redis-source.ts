@@ -143,6 +143,27 @@ interface KnownKey {
 }
 
 /**
+ * A KnownKey with every field present from the start, so all of them share one object shape with the fields inside
+ * the object. Built as `{ key, type }` and filled in later, each of the 100,000 known keys of a large server also
+ * carried a separate property array (8.4 MB of a 175 MB heap in a heap snapshot, 2026-12-06).
+ */
+function knownKey(key: Buffer, type: string, id?: string): KnownKey {
+  return {
+    key,
+    type,
+    id,
+    readAtMs: undefined,
+    deadlineMs: undefined,
+    checkAtMs: undefined,
+    renewedAtMs: undefined,
+    digest: undefined,
+    companions: undefined,
+    channel: undefined,
+    subscribers: undefined,
+  };
+}
+
+/**
  * One batch of keys read together: the samples, when they were read, the write sequence just before, and per
  * sample what follows from it alone (its lock id, name, content digest and companion key names), worked out as
  * the batch arrives (during the SCAN pass, for new keys) rather than after the pass.
@@ -370,10 +391,10 @@ export class RedisSource {
         const forced = restarted || failoverFrom !== null || this.detection === "track";
         targets = forced || this.budget.allows() ? this.pollTargets() : [];
         // Announced keys not known yet (a new lock whose first read failed) are not among the known ones.
-        for (const [k, key] of this.dirty) if (!this.known.has(k)) targets.push({ key, type: "" });
+        for (const [k, key] of this.dirty) if (!this.known.has(k)) targets.push(knownKey(key, ""));
         this.dirty.clear();
       } else {
-        dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? { key, type: "" });
+        dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? knownKey(key, ""));
         this.dirty.clear();
         const spent0 = this.budget.spentMs;
         swept = await this.sweepCheck(this.sweepSlice());
@@ -698,7 +719,7 @@ export class RedisSource {
       const k = key.toString("latin1");
       if (seen.has(k)) return;
       seen.add(k);
-      const item = entry ?? { key, type: "" };
+      const item = entry ?? knownKey(key, "");
       if (reader) reader.add(item);
       else found.push(item);
     };
@@ -757,7 +778,7 @@ export class RedisSource {
       const owner = companionOwner(text);
       const target = owner !== null ? Buffer.from(owner, "utf8") : key;
       const k = target.toString("latin1");
-      if (this.known.has(k) || this.matches(k)) wanted.set(k, this.known.get(k) ?? { key: target, type: "" });
+      if (this.known.has(k) || this.matches(k)) wanted.set(k, this.known.get(k) ?? knownKey(target, ""));
     }
     if (wanted.size === 0) return { events: [], upserts: [], removed: [] };
     try {
@@ -913,7 +934,7 @@ export class RedisSource {
           if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
-        const entry = this.known.get(k) ?? { key: batch[j]!.key, type: s.type, id };
+        const entry = this.known.get(k) ?? knownKey(batch[j]!.key, s.type, id);
         entry.type = s.type;
         entry.id = id;
         entry.readAtMs = at;
@@ -1290,20 +1311,20 @@ export class RedisSource {
     serverSha1?: string | null,
   ): ObservedLock {
     const ttlMs = s.pttl >= 0 ? s.pttl : null;
-    const fingerprint = sampleFingerprint(s, rec.owner, serverSha1);
-    return {
+    // One literal with every common field, no spread: spread-in fields made V8 keep each lock's fields partly in a
+    // separate property array (13 MB at 100,000 locks in a heap snapshot, 2026-12-06). An absent fingerprint is
+    // undefined, which JSON leaves out as before.
+    const lock: ObservedLock = {
       id,
       backend: "redis",
       source: this.sourceId,
       resource: escapeBytes(s.key, 512),
       owner: rec.owner,
-      ...(fingerprint ? { ownerFingerprint: fingerprint } : {}),
+      ownerFingerprint: sampleFingerprint(s, rec.owner, serverSha1) || undefined,
       library: rec.library,
       rule: rec.rule,
       ttlMs,
       holder: rec.holder,
-      ...(rec.holders ? { holders: rec.holders } : {}),
-      ...(rec.holdersTotal !== undefined ? { holdersTotal: rec.holdersTotal } : {}),
       waiters: rec.waiters,
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,
@@ -1314,6 +1335,10 @@ export class RedisSource {
       ],
       agentId: this.opts.agentId,
     };
+    // Permit semaphores only.
+    if (rec.holders) lock.holders = rec.holders;
+    if (rec.holdersTotal !== undefined) lock.holdersTotal = rec.holdersTotal;
+    return lock;
   }
 }
 
