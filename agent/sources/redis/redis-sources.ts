@@ -182,7 +182,10 @@ class RedisTargetSource implements WatchedSource {
       this.node,
       false,
     );
-    const source = new RedisSource(new IoredisLockPort(this.client), {
+    const port = new IoredisLockPort(this.client, {
+      batchScript: { log: (l) => this.opts.log(`${this.target.id}: ${l}`) },
+    });
+    const source = new RedisSource(port, {
       ...this.sourceOptions(),
       sourceId: this.target.id,
       annotator: watcher,
