@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * The exact holding a force-release is guarded by. `Lock.owner` is a display form (escaped, cut at 128 characters
@@ -9,15 +9,18 @@ import { createHash } from "node:crypto";
 export const FINGERPRINT_PREFIX = "sha1:";
 
 export function fingerprintOf(...parts: ReadonlyArray<Uint8Array | string>): string {
-  const h = createHash("sha1");
-  parts.forEach((p, i) => {
-    // A separator that cannot occur inside the hex/decimal parts ZooKeeper uses; single-part digests (Redis values)
-    // stay plain sha1 of the bytes, comparable with redis.sha1hex.
-    if (i > 0) h.update("\u0000");
-    h.update(p);
-  });
-  return `${FINGERPRINT_PREFIX}${h.digest("hex")}`;
+  // A separator that cannot occur inside the hex/decimal parts ZooKeeper uses; single-part digests (Redis values)
+  // stay plain sha1 of the bytes, comparable with redis.sha1hex. One-shot: no Hash object a lock.
+  const data =
+    parts.length === 1
+      ? parts[0]!
+      : Buffer.concat(
+          parts.flatMap((p, i) => [...(i > 0 ? [SEPARATOR] : []), typeof p === "string" ? Buffer.from(p) : p]),
+        );
+  return `${FINGERPRINT_PREFIX}${hash("sha1", data, "hex")}`;
 }
+
+const SEPARATOR = Buffer.from([0]);
 
 /** The hex digest of a fingerprint, as redis.sha1hex returns it; null when it is not one of ours. */
 export function fingerprintHex(fp: string): string | null {
