@@ -35,9 +35,7 @@ async function openSource(url: string, visitBudgetPerPoll: number, scanCount: nu
     onStatus: (up, error) => ref.source?.setConnection(up, error),
   });
   await client.connect();
-  // As agent/sources/redis/redis-sources.ts builds it for a standalone server.
-  const port = new IoredisLockPort(client, { batchScript: { log: (l) => process.stderr.write(`agent: ${l}\n`) } });
-  const source = (ref.source = new RedisSource(port, {
+  const source = (ref.source = new RedisSource(new IoredisLockPort(client), {
     sourceId: parseRedisTarget("REDIS_URLS", url).id,
     agentId: "bench",
     lockPatterns: DEFAULT_LOCK_PATTERNS,

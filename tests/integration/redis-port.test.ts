@@ -3,7 +3,6 @@ import type { Redis } from "ioredis";
 import { IoredisLockPort } from "../../agent/sources/redis/redis-client";
 import { compilePatterns, supersetGlob } from "../../agent/core/glob";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
-import { WATCH_ONLY_ACL } from "../../agent/sources/redis/acl-rules";
 import { startRedis, type RedisServer } from "../harness/redis";
 
 let redis: RedisServer;
@@ -67,96 +66,6 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(stats.get("strlen")).toBe(1);
     expect(stats.get("getrange")).toBe(7 + 1);
     expect(stats.get("hscan")).toBe(1);
-  });
-});
-
-describe("IoredisLockPort's batch script (EVAL_RO) on a real server", () => {
-  const names = [
-    "lock:s1",
-    "lock:s2",
-    "lock:h",
-    "semaphore:z",
-    "lock:l",
-    "lock:set",
-    "lock:missing",
-    "lock\x00\xff\r\n*",
-  ];
-  const types = ["string", "string", "hash", "zset", "list", "set", "none", "string"];
-  const keys = names.map((n) => Buffer.from(n, "latin1"));
-
-  async function seed() {
-    await admin.flushall();
-    await admin.set("lock:s1", "token-1", "PX", 60_000);
-    await admin.set("lock:s2", "x".repeat(300));
-    await admin.hset("lock:h", "8d6f:1", "1");
-    await admin.pexpire("lock:h", 60_000);
-    await admin.zadd("semaphore:z", 1, "a", 2, "b");
-    await admin.rpush("lock:l", "w1", "w2");
-    await admin.sadd("lock:set", "m1");
-    await admin.set(keys[7]!, Buffer.from([0, 255, 13, 10, 42]), "PX", 60_000);
-  }
-
-  /** Samples without the remaining lease, which counts down between two reads. */
-  const steady = (samples: ReadonlyArray<{ pttl: number } | null>) =>
-    samples.map((s) => (s ? { ...s, pttl: s.pttl > 0 ? "leased" : s.pttl } : s));
-
-  it("reads what the pipelines read, new keys' PTTL and prefix in one call, and the sweep's strings too", async () => {
-    await seed();
-    const log: string[] = [];
-    const scripted = new IoredisLockPort(reader, { batchScript: { log: (l) => log.push(l) } });
-    const piped = new IoredisLockPort(reader);
-    await admin.config("RESETSTAT");
-    const fresh = await scripted.sample(keys, [], 256);
-    const stats = await calls();
-    expect(steady(fresh)).toEqual(steady(await piped.sample(keys, [], 256)));
-    expect(fresh.map((s) => s.type)).toEqual(types);
-    expect(fresh[7]!.string?.prefix).toEqual(Buffer.from([0, 255, 13, 10, 42]));
-    // The quick read of all 8 keys is one call; the script's PTTLs and GETRANGEs count as the server's commands.
-    expect(stats.get("eval_ro")).toBe(1);
-    expect(stats.get("pttl")).toBe(8 + 1 + 4 * 2);
-    expect(log).toEqual([]);
-
-    const present = [0, 1, 2, 3, 4, 5, 7];
-    const sweep = await scripted.resample(
-      present.map((i) => keys[i]!),
-      present.map((i) => types[i]!),
-      256,
-    );
-    expect(steady(sweep)).toEqual(
-      steady(
-        await piped.resample(
-          present.map((i) => keys[i]!),
-          present.map((i) => types[i]!),
-          256,
-        ),
-      ),
-    );
-    expect(sweep.filter((x) => x !== null)).toHaveLength(present.length);
-    // A key whose type changed under the sweep: the script's WRONGTYPE marker means "read it fully", as a pipeline's.
-    await admin.del("lock:s1");
-    await admin.hset("lock:s1", "f", "v");
-    expect(await scripted.resample([keys[0]!], ["string"], 256)).toEqual([null]);
-  });
-
-  it("falls back to pipelines with one line when the ACL refuses EVAL_RO", async () => {
-    await seed();
-    const noScript = WATCH_ONLY_ACL.split(" ").filter((x) => x !== "+eval_ro");
-    await admin.call("ACL", "SETUSER", "noscript", "on", ">noscript-secret", ...noScript);
-    const limited = redis.client();
-    await limited.call("AUTH", "noscript", "noscript-secret");
-    try {
-      const log: string[] = [];
-      const port = new IoredisLockPort(limited, { batchScript: { log: (l) => log.push(l) } });
-      const first = await port.sample(keys, [], 256);
-      const second = await port.sample(keys, [], 256);
-      expect(steady(first)).toEqual(steady(await new IoredisLockPort(reader).sample(keys, [], 256)));
-      expect(steady(second)).toEqual(steady(first));
-      expect(log).toHaveLength(1);
-      expect(log[0]).toMatch(/refused \(NOPERM.*eval_ro.*\); reading with PTTL and GETRANGE pipelines/);
-    } finally {
-      limited.disconnect();
-      await admin.call("ACL", "DELUSER", "noscript");
-    }
   });
 });
 

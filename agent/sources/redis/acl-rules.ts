@@ -8,9 +8,7 @@
  * lock reads (TYPE, PTTL, STRLEN/GETRANGE, HLEN/HSCAN, ZCARD/ZRANGE, LLEN/LRANGE, SCARD/SSCAN), SCAN, PUBSUB NUMSUB
  * (Redisson waiters), CLIENT ID and CLIENT TRACKING with SUBSCRIBE (change detection), PING (keepalive), EXISTS
  * (replica checks; the sweep's check of a lock's companion keys), CONFIG GET (reading the notification setting; optional), CLUSTER NODES/INFO and READONLY
- * (cluster topology, replica reads), TIME (Redlock clock skew), EVAL_RO (Redis 7: one read-only script call reads
- * the PTTL and value prefix of a batch of keys; the PTTL and GETRANGE it calls are checked as well; optional: without
- * it the agent reads with pipelines, at about 30% more CPU of its own in discovery).
+ * (cluster topology, replica reads), TIME (Redlock clock skew).
  */
 export const WATCH_ONLY_ACL = [
   "resetkeys",
@@ -46,7 +44,6 @@ export const WATCH_ONLY_ACL = [
   "+cluster|info",
   "+readonly",
   "+time",
-  "+eval_ro",
 ].join(" ");
 
 /**

@@ -45,13 +45,6 @@ type Reply = [Error | null, unknown];
  */
 const UNAVAILABLE = /^(?:ReplyError: )?(?:LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)\b/;
 
-/**
- * The server will not run the batch script, now or later: Redis 6 ("ERR unknown command 'EVAL_RO'"), an ACL
- * without it ("NOPERM this user has no permissions to run the 'eval_ro' command"), scripting disabled or a proxy
- * that refuses it, keys of several slots (CROSSSLOT), an unknown shebang flag.
- */
-const SCRIPT_REFUSED = /\b(?:NOPERM|unknown command|CROSSSLOT|ERR|NOSCRIPT)\b/i;
-
 /** The types sample() reads a body of (others get TYPE and PTTL only). */
 const READ_TYPES = new Set(["string", "hash", "zset", "list", "set"]);
 /** A type read() has no reads for: it sends TYPE and PTTL only (for a key whose type is not known yet). */
@@ -62,96 +55,8 @@ function asNumber(r: Reply | undefined): number {
   return Number(r[1]);
 }
 
-/**
- * PTTL and the first ARGV[1] bytes (GETRANGE) of every key, in one read-only script call: per key its PTTL, then
- * the bytes, or 1 when the key holds another type (WRONGTYPE), 2 for any other error of that read. `no-writes`:
- * Redis refuses any write from it, whatever the user may do. Keys read by a script are tracked like keys read by a
- * command (CLIENT TRACKING; checked on redis 7.0).
- */
-export const PTTL_PREFIX_LUA = `#!lua flags=no-writes
-local out = {}
-local last = tonumber(ARGV[1]) - 1
-for i, k in ipairs(KEYS) do
-  out[2 * i - 1] = redis.call('PTTL', k)
-  local ok, v = pcall(redis.call, 'GETRANGE', k, 0, last)
-  if ok then
-    out[2 * i] = v
-  elseif type(v) == 'table' and type(v.err) == 'string' and string.find(v.err, 'WRONGTYPE', 1, true) then
-    out[2 * i] = 1
-  else
-    out[2 * i] = 2
-  end
-end
-return out`;
-
-export interface LockPortOptions {
-  /**
-   * Read a batch of keys' PTTL and value prefix with one read-only script call (EVAL_RO, Redis 7) instead of two
-   * commands a key. Standalone servers only: a cluster refuses a script over keys of several slots. Each ioredis
-   * command costs the agent a command object, a promise and a timer (about 4 KB of garbage and 4.5 µs of CPU): at
-   * 100,000 locks the sweep's 1,400 commands a second were nearly all of the agent's allocations. `log` gets the
-   * one line when the server refuses the script (Redis 6, an ACL without +eval_ro): the port then uses pipelines.
-   */
-  batchScript?: { log: (line: string) => void };
-}
-
 export class IoredisLockPort implements RedisLockPort {
-  /** The script path, until the server refuses it once. */
-  private script: LockPortOptions["batchScript"] | null;
-
-  constructor(
-    private readonly client: Redis,
-    opts: LockPortOptions = {},
-  ) {
-    this.script = opts.batchScript ?? null;
-  }
-
-  /**
-   * Per key two replies, as a pipeline of PTTL and GETRANGE would give them: by the script when it is in use, else
-   * (or once the server refused it) by that pipeline.
-   */
-  private async pttlAndPrefix(keys: Buffer[], previewBytes: number): Promise<Reply[]> {
-    if (this.script && keys.length > 0) {
-      let flat: unknown[] | null = null;
-      try {
-        flat = (await this.client.callBuffer(
-          "EVAL_RO",
-          PTTL_PREFIX_LUA,
-          keys.length,
-          ...keys,
-          previewBytes,
-        )) as unknown[];
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        if (UNAVAILABLE.test(message)) throw err;
-        if (!SCRIPT_REFUSED.test(message)) throw err;
-        this.script.log(
-          `batch reads by a read-only script refused (${message.split("\n")[0]}); reading with PTTL and GETRANGE ` +
-            `pipelines instead (Redis 7 and +eval_ro in the agent's ACL allow it)`,
-        );
-        this.script = null;
-      }
-      if (flat) {
-        const out: Reply[] = [];
-        for (let i = 0; i < keys.length; i++) {
-          out.push([null, flat[2 * i]]);
-          const v = flat[2 * i + 1];
-          if (Buffer.isBuffer(v)) out.push([null, v]);
-          else
-            out.push([
-              new Error(
-                v === 1 ? "WRONGTYPE Operation against a key holding the wrong kind of value" : "ERR read failed",
-              ),
-              null,
-            ]);
-        }
-        return out;
-      }
-    }
-    const p = this.client.pipeline();
-    for (const k of keys) p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
-    return ((await p.exec()) ?? []) as Reply[];
-  }
+  constructor(private readonly client: Redis) {}
 
   async scan(cursor: string, count: number, match?: Buffer) {
     // MATCH as raw bytes (scanBuffer types it as a string, which ioredis would send as UTF-8).
@@ -212,7 +117,9 @@ export class IoredisLockPort implements RedisLockPort {
    * TYPE_ONLY (another type, or the read failed: TYPE first).
    */
   private async quickRead(keys: Buffer[], previewBytes: number): Promise<Array<KeySample | string>> {
-    const replies = await this.pttlAndPrefix(keys, previewBytes);
+    const p = this.client.pipeline();
+    for (const k of keys) p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
+    const replies = ((await p.exec()) ?? []) as Reply[];
     return keys.map((key, i) => {
       const [ttl, body] = [replies[2 * i], replies[2 * i + 1]];
       const failed = ttl?.[0] ?? body?.[0];
@@ -276,22 +183,9 @@ export class IoredisLockPort implements RedisLockPort {
   }
 
   async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
-    // Strings by the batch script when it is in use; the other types (and every key without it) by one pipeline.
-    const byScript = this.script ? keys.flatMap((_, i) => (types[i] === "string" ? [i] : [])) : [];
-    const scripted =
-      byScript.length > 0
-        ? this.pttlAndPrefix(
-            byScript.map((i) => keys[i]!),
-            previewBytes,
-          )
-        : null;
-    const inScript = new Set(byScript);
     const p = this.client.pipeline();
-    let piped = 0;
     keys.forEach((k, i) => {
-      if (inScript.has(i)) return;
       const type = types[i];
-      piped++;
       p.pttl(k);
       if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
       else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
@@ -299,23 +193,7 @@ export class IoredisLockPort implements RedisLockPort {
       else if (type === "list") p.lrangeBuffer(k, 0, PAGE - 1);
       else if (type === "set") p.sscanBuffer(k, "0", "COUNT", PAGE);
     });
-    const [fromScript, fromPipeline] = await Promise.all([
-      scripted ?? Promise.resolve([] as Reply[]),
-      piped > 0 ? p.exec().then((r) => (r ?? []) as Reply[]) : Promise.resolve([] as Reply[]),
-    ]);
-    // The replies in key order, as one pipeline would have given them.
-    const replies: Reply[] = [];
-    let s = 0;
-    let q = 0;
-    keys.forEach((_, i) => {
-      const bounded = READ_TYPES.has(types[i]!);
-      const from = inScript.has(i) ? fromScript : fromPipeline;
-      const at = inScript.has(i) ? s : q;
-      const n = inScript.has(i) ? 2 : bounded ? 2 : 1;
-      for (let j = 0; j < n; j++) replies.push(from[at + j]!);
-      if (inScript.has(i)) s += n;
-      else q += n;
-    });
+    const replies = ((await p.exec()) ?? []) as Reply[];
     const out: Array<KeySample | null> = [];
     let at = 0;
     keys.forEach((key, i) => {

@@ -41,7 +41,7 @@ export interface RedisLockPort {
   sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number): Promise<KeySample[]>;
   /**
    * The safety sweep's cheap re-read (sweep-check.ts): PTTL and the same bounded read as sample(), without TYPE and
-   * the length, pipelined (strings by one read-only script call when the port uses one). Per key the sample it implies (lengths from what was read), or null when the read
+   * the length, pipelined. Per key the sample it implies (lengths from what was read), or null when the read
    * cannot be complete or failed (a WRONGTYPE error: the type changed): such a key needs sample(). Optional: a port
    * without it has every swept key read with sample().
    */

@@ -182,10 +182,7 @@ class RedisTargetSource implements WatchedSource {
       this.node,
       false,
     );
-    const port = new IoredisLockPort(this.client, {
-      batchScript: { log: (l) => this.opts.log(`${this.target.id}: ${l}`) },
-    });
-    const source = new RedisSource(port, {
+    const source = new RedisSource(new IoredisLockPort(this.client), {
       ...this.sourceOptions(),
       sourceId: this.target.id,
       annotator: watcher,
