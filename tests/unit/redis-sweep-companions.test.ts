@@ -250,3 +250,31 @@ describe("a Redisson fair lock's queue that appears after the lock was first rea
     expect(s.tracker.locks()[0]!.waiters.map((w) => w.owner)).toEqual([WAITER]);
   });
 });
+
+describe("a Redisson fair lock whose own name matches no pattern, released and taken again", () => {
+  it("is found again by the SCAN through its companions, which stayed known after the release", async () => {
+    const fake = new FakeRedis();
+    const take = () => {
+      fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "1"]], expiresAt: clock + 30_000 });
+      fake.keys.set(QUEUE, { type: "list", v: [WAITER], expiresAt: null });
+      fake.keys.set(TIMEOUT, { type: "zset", v: [[WAITER, clock + 60_000]], expiresAt: null });
+    };
+    take();
+    // As the demo's `shipping:label-printer` with the default `*lock*`: only the companions' names match.
+    const s = sourceOn(fake, undefined, ["redisson_lock_*"]);
+    s.setChangeDetection("track");
+    expect((await s.poll()).events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
+    // Released: the three keys deleted at once, and announced (client tracking names every key that was read).
+    for (const k of [REDISSON, QUEUE, TIMEOUT]) fake.keys.delete(k);
+    const released = await s.refreshNotified([REDISSON, QUEUE, TIMEOUT].map((k) => Buffer.from(k)));
+    expect(released.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`released ${REDISSON}`]);
+    // Taken again; the lock's own name is announced, but it is neither known any more nor a pattern's.
+    clock += 3000;
+    take();
+    await s.refreshNotified([Buffer.from(REDISSON)]);
+    const again = await s.poll();
+    expect(again.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
+    expect(s.tracker.locks().map((l) => l.resource)).toEqual([REDISSON]);
+    expect(s.tracker.locks()[0]!.waiters.map((w) => w.owner)).toEqual([WAITER]);
+  });
+});

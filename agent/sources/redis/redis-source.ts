@@ -747,14 +747,25 @@ export class RedisSource {
         // Most scanned keys fail the byte test and never become a string.
         if (!this.mayMatch(key)) continue;
         const k = key.toString("latin1");
-        if (!this.matches(k) || this.known.has(k)) continue;
-        // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
-        add(Buffer.from(key));
+        if (!this.matches(k)) continue;
         // A Redisson companion (redisson_lock_queue:{name}) names its lock, whose own name may match no pattern. The
         // lock is read with it even when already tracked: a companion folds into its lock only when both are read
         // together, and a fair lock's queue written after the lock was first seen was listed as a lock of its own.
         const owner = companionOwner(key.toString("utf8"));
         const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
+        if (this.known.has(k)) {
+          // A known companion whose lock is not known: the lock was released (its companions stay known, since a
+          // companion's announcement re-reads the lock, not the companion) and, named by no pattern, its next
+          // holder was announced but not read. Read both: else such a lock was never seen again after its first
+          // release (likely why the demo's shipping:label-printer was missing in one fresh clone's quick start).
+          if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) {
+            add(key, this.known.get(k));
+            add(ownerKey);
+          }
+          continue;
+        }
+        // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
+        add(Buffer.from(key));
         if (ownerKey) add(ownerKey, this.known.get(ownerKey.toString("latin1")));
       }
       if (cursor === "0") {
