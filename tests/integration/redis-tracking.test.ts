@@ -70,6 +70,25 @@ describe("client tracking against a real redis-server, compared with polling", (
     expect(tracked.map((e) => e.detail?.observedBy)).toEqual(["notification", "notification", "notification"]);
   });
 
+  it("a Redisson fair lock whose name matches no pattern is seen again when taken after a release, in both modes", async () => {
+    // As the demo's shipping:label-printer: only its queue's and timeout set's names match the default `*lock*`.
+    const name = `${prefix}:shipping:printer`;
+    const take = (holder: string) =>
+      c
+        .multi()
+        .hset(name, `${holder}:57`, "1")
+        .pexpire(name, 30_000)
+        .rpush(`redisson_lock_queue:{${name}}`, `${holder}:61`)
+        .zadd(`redisson_lock_timeout:{${name}}`, Date.now() + 35_000, `${holder}:61`)
+        .exec();
+    await take("3f2504e0-4f89-41d3-9a0c-0305e82c3301");
+    await bothSee(name, ["acquired"]);
+    await c.del(name, `redisson_lock_queue:{${name}}`, `redisson_lock_timeout:{${name}}`);
+    await bothSee(name, ["acquired", "released"]);
+    await take("6ba7b810-9dad-41d1-80b4-00c04fd430c8");
+    await bothSee(name, ["acquired", "released", "acquired"]);
+  });
+
   it("sees an expiry at the lease end even when the server's active expiry never deletes the key", async () => {
     await c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0");
     try {
