@@ -87,6 +87,8 @@ describe("client tracking against a real redis-server, compared with polling", (
     await bothSee(name, ["acquired", "released"]);
     await take("6ba7b810-9dad-41d1-80b4-00c04fd430c8");
     await bothSee(name, ["acquired", "released", "acquired"]);
+    // In track mode the server's invalidation of the lock's name brought it back, not a later SCAN pass.
+    expect(track.events.filter((e) => e.resource === name).at(-1)!.detail?.observedBy).toBe("notification");
   });
 
   it("sees an expiry at the lease end even when the server's active expiry never deletes the key", async () => {

@@ -252,7 +252,7 @@ describe("a Redisson fair lock's queue that appears after the lock was first rea
 });
 
 describe("a Redisson fair lock whose own name matches no pattern, released and taken again", () => {
-  it("is found again by the SCAN through its companions, which stayed known after the release", async () => {
+  it("is read again when announced, or found by the SCAN through its companions, which stayed known", async () => {
     const fake = new FakeRedis();
     const take = () => {
       fake.keys.set(REDISSON, { type: "hash", v: [[HOLDER, "1"]], expiresAt: clock + 30_000 });
@@ -268,13 +268,22 @@ describe("a Redisson fair lock whose own name matches no pattern, released and t
     for (const k of [REDISSON, QUEUE, TIMEOUT]) fake.keys.delete(k);
     const released = await s.refreshNotified([REDISSON, QUEUE, TIMEOUT].map((k) => Buffer.from(k)));
     expect(released.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`released ${REDISSON}`]);
-    // Taken again; the lock's own name is announced, but it is neither known any more nor a pattern's.
+    // Taken again, and announced (the agent read its name when it went): neither known any more nor a pattern's,
+    // but its queue is known, so the announcement is enough.
     clock += 3000;
     take();
-    await s.refreshNotified([Buffer.from(REDISSON)]);
-    const again = await s.poll();
-    expect(again.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
+    const announced = await s.refreshNotified([Buffer.from(REDISSON)]);
+    expect(announced.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
     expect(s.tracker.locks().map((l) => l.resource)).toEqual([REDISSON]);
+    expect(s.tracker.locks()[0]!.waiters.map((w) => w.owner)).toEqual([WAITER]);
+    // Released and taken again with the announcement lost: the SCAN finds it through its known companions.
+    for (const k of [REDISSON, QUEUE, TIMEOUT]) fake.keys.delete(k);
+    await s.refreshNotified([REDISSON, QUEUE, TIMEOUT].map((k) => Buffer.from(k)));
+    expect(s.tracker.locks()).toEqual([]);
+    clock += 3000;
+    take();
+    const scanned = await s.poll();
+    expect(scanned.events.map((e) => `${e.type} ${e.resource}`)).toEqual([`acquired ${REDISSON}`]);
     expect(s.tracker.locks()[0]!.waiters.map((w) => w.owner)).toEqual([WAITER]);
   });
 });

@@ -789,7 +789,8 @@ export class RedisSource {
       const owner = companionOwner(text);
       const target = owner !== null ? Buffer.from(owner, "utf8") : key;
       const k = target.toString("latin1");
-      if (this.known.has(k) || this.matches(k)) wanted.set(k, this.known.get(k) ?? knownKey(target, ""));
+      if (this.known.has(k) || this.matches(k) || this.ownsKnownQueue(target))
+        wanted.set(k, this.known.get(k) ?? knownKey(target, ""));
     }
     if (wanted.size === 0) return { events: [], upserts: [], removed: [] };
     try {
@@ -799,6 +800,18 @@ export class RedisSource {
       for (const w of wanted.values()) this.dirty.set(w.key.toString("latin1"), w.key);
       return { events: [], upserts: [], removed: [] };
     }
+  }
+
+  /**
+   * A Redisson fair lock whose own name matches no pattern, announced while not tracked, whose queue or waiters'
+   * deadlines are known: it was tracked, released (its companions stay known), and is taken again. Read at once
+   * rather than at the next SCAN pass's visit of its queue, which on a large keyspace can be an hour away.
+   */
+  private ownsKnownQueue(name: Buffer): boolean {
+    const text = name.toString("utf8");
+    return [LOCK_QUEUE, LOCK_TIMEOUT].some((p) =>
+      this.known.has(Buffer.from(prefixName(p, text), "utf8").toString("latin1")),
+    );
   }
 
   /**
