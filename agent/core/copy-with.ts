@@ -15,16 +15,16 @@ export function copyWith<T extends object, A extends object, B extends object = 
   return Object.assign({}, base, a, b);
 }
 
+/** Fields of a Lock that only some locks have; they are added when present (`holders` only for semaphores, ...). */
+type RareField = "holders" | "holdersTotal" | "receivedAt" | "quorum" | "zookeeper" | "database";
+type LockField = Exclude<keyof Lock, RareField>;
+
 /**
  * copyWith for a tracked lock: the copy starts from one literal that already has the fields every lock has (an absent
  * fingerprint undefined, which JSON leaves out), so they sit inside the object. From an empty object only the first
  * four did, and the rest went to a separate property array of each lock (13 MB at 100,000 locks in a heap
  * snapshot, 2026-12-06; 32 bytes a lock more than the fields inside it, and one more object for the collector).
  */
-/** Fields of a Lock that only some locks have; they are added when present (`holders` only for semaphores, ...). */
-type RareField = "holders" | "holdersTotal" | "receivedAt" | "quorum" | "zookeeper" | "database";
-type LockField = Exclude<keyof Lock, RareField>;
-
 export function copyLockWith<T extends object, A extends object, B extends object = object>(
   base: T,
   a: A,

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
 import { copyLockWith } from "./copy-with";
@@ -68,7 +68,7 @@ export type StablePart = Omit<ObservedLock, "hazards" | "observedAt" | "ttlMs">;
 /** SHA-1 of each stable part's JSON, computed once per part. */
 const stableDigest = new WeakMap<object, string>();
 
-const sha1 = (text: string) => createHash("sha1").update(text).digest("base64");
+const sha1 = (text: string) => hash("sha1", text, "base64");
 
 /**
  * A digest of the fields that matter to a viewer (SHA-1 of their JSON): kept per lock, so a digest rather than the

@@ -14,9 +14,7 @@ export function fingerprintOf(...parts: ReadonlyArray<Uint8Array | string>): str
   const data =
     parts.length === 1
       ? parts[0]!
-      : Buffer.concat(
-          parts.flatMap((p, i) => [...(i > 0 ? [SEPARATOR] : []), typeof p === "string" ? Buffer.from(p) : p]),
-        );
+      : Buffer.concat(parts.flatMap((p, i) => (i > 0 ? [SEPARATOR, Buffer.from(p)] : [Buffer.from(p)])));
   return `${FINGERPRINT_PREFIX}${hash("sha1", data, "hex")}`;
 }
 

@@ -752,21 +752,15 @@ export class RedisSource {
         // lock is read with it even when already tracked: a companion folds into its lock only when both are read
         // together, and a fair lock's queue written after the lock was first seen was listed as a lock of its own.
         const owner = companionOwner(key.toString("utf8"));
-        const ownerKey = owner === null ? null : Buffer.from(owner, "utf8");
-        if (this.known.has(k)) {
-          // A known companion whose lock is not known: the lock was released (its companions stay known, since a
-          // companion's announcement re-reads the lock, not the companion) and, named by no pattern, its next
-          // holder was announced but not read. Read both: else such a lock was never seen again after its first
-          // release (likely why the demo's shipping:label-printer was missing in one fresh clone's quick start).
-          if (ownerKey && !this.known.has(ownerKey.toString("latin1"))) {
-            add(key, this.known.get(k));
-            add(ownerKey);
-          }
-          continue;
-        }
+        const ownerName = owner === null ? null : Buffer.from(owner, "utf8").toString("latin1");
+        const entry = this.known.get(k);
+        // A known key is not read again here, except a companion whose lock is not known: the lock was released
+        // (its companions stay known: a companion's announcement re-reads the lock, not the companion) and is not
+        // named by a pattern, so without this it was never seen again after its first release.
+        if (entry && (ownerName === null || this.known.has(ownerName))) continue;
         // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
-        add(Buffer.from(key));
-        if (ownerKey) add(ownerKey, this.known.get(ownerKey.toString("latin1")));
+        add(entry?.key ?? Buffer.from(key), entry);
+        if (ownerName !== null) add(Buffer.from(ownerName, "latin1"), this.known.get(ownerName));
       }
       if (cursor === "0") {
         const end = this.now();
