@@ -5,6 +5,7 @@
 import { newEventId } from "./core/event-id";
 import { loadOrExit } from "../lib/config/env";
 import { limitHeapGrowth } from "../lib/runtime/heap-growth";
+import { AGENT_HEAP_GROWING_PERCENT } from "./node-flags";
 import { AgentLoop, type WatchedSource } from "./agent";
 import { loadAgentConfig } from "./config";
 import type { BackendDeps, BackendInstance } from "./sources/backend-module";
@@ -18,9 +19,10 @@ function log(line: string): void {
 }
 
 async function main(): Promise<void> {
-  // Before any lock is tracked, as in the dashboard: the heap then stays near what is live. At 100,000 locks on a
-  // 10,000,000-key server the agent without it peaked at 1,124 MB of RSS (BENCHMARKS.md, issue 11).
-  limitHeapGrowth();
+  // Before any lock is tracked, as in the dashboard: the heap then stays within half again of what is live (see
+  // node-flags.ts). At 100,000 locks on a 10,000,000-key server the agent without a limit peaked at 1,124 MB of
+  // RSS (BENCHMARKS.md, issue 11).
+  limitHeapGrowth(AGENT_HEAP_GROWING_PERCENT);
   const config = loadOrExit("lockscope agent", () => loadAgentConfig());
   // Every backend's configuration is read before anything connects, so a typo stops the agent at once.
   const configured = BACKEND_MODULES.flatMap((backend) => {

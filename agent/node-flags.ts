@@ -8,3 +8,14 @@
  * set from inside the process (v8.setFlagsFromString leaves the young generation as it is).
  */
 export const AGENT_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=2"];
+
+/**
+ * How far the agent's heap may grow past what the last full collection left live (lib/runtime/heap-growth.ts; the
+ * dashboard keeps 20). At 100,000 tracked locks the live heap is about 162 MB and the safety sweep's ioredis
+ * commands reach the old generation at about 2 MB/s (a sampling heap profile: 130 MB in 60 s, most of it the
+ * commands, their argument arrays and their replies), so at 20% a full collection came every 16 to 19 s, marking the
+ * whole heap each time. At 50% one comes every 35 s: in `bench/agent-steady.ts` (100,000 locks, 60 s windows, in
+ * turn) the agent used 3.3 and 3.8% of a core against 4.4 and 4.5% at 20%, for 310 to 318 MB of RSS after a full
+ * collection against 281 to 296 MB. At 10,000 locks (about 25 MB live) the difference is a few MB.
+ */
+export const AGENT_HEAP_GROWING_PERCENT = 50;

@@ -7,12 +7,13 @@
  * locks) and meant for A/B runs of agent changes (run it in two checkouts in turn):
  *
  *   BENCH_REDIS_SCALE=10 flock /tmp/lockscope-heavy.lock node --expose-gc --trace-gc --max-semi-space-size=2 \
- *     --heap-growing-percent=20 --import tsx bench/agent-steady.ts
+ *     --heap-growing-percent=50 --import tsx bench/agent-steady.ts
  *
  * The node flags are the agent's own (agent/node-flags.ts, lib/runtime/heap-growth.ts); --trace-gc shows the
  * collections, between the printed window marks (ms since the process started, the trace's clock).
  * Optional: REDIS_SERVER_TIME_BUDGET_PERCENT (default the agent's 0.7), CPU_PROFILE=<file> (a CPU profile of the
- * window), HEAP_SNAPSHOT=<file> (after the window).
+ * window), HEAP_SNAPSHOT=<file> (after the window), HEAP_SAMPLING=<file> (a sampling heap profile of the window's
+ * allocations still in the heap at its end, before the full collection: open it in Chrome DevTools' Memory tab).
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -81,6 +82,15 @@ async function main(): Promise<void> {
     await session.post("Profiler.enable");
     await session.post("Profiler.start");
   }
+  // Allocations of the window still in the heap at its end: what survived the young generation (the old
+  // generation's garbage since its last full collection, and anything the window added for good).
+  if (process.env.HEAP_SAMPLING) {
+    await session.post("HeapProfiler.enable");
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+    });
+  }
   console.log(`window start ${performance.now().toFixed(0)}`);
   const calls0 = await commandCalls(admin);
   const cpu0 = process.cpuUsage();
@@ -93,6 +103,10 @@ async function main(): Promise<void> {
   if (process.env.CPU_PROFILE) {
     const { profile } = await session.post("Profiler.stop");
     writeFileSync(process.env.CPU_PROFILE, JSON.stringify(profile));
+  }
+  if (process.env.HEAP_SAMPLING) {
+    const { profile } = await session.post("HeapProfiler.getSamplingProfile");
+    writeFileSync(process.env.HEAP_SAMPLING, JSON.stringify(profile));
   }
   const rates = [...calls1]
     .map(([cmd, n]) => [cmd, (n - (calls0.get(cmd) ?? 0)) / windowS] as const)

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { AGENT_HEAP_GROWING_PERCENT } from "../../agent/node-flags";
 import { HEAP_GROWING_PERCENT, heapGrowthFlag } from "../../lib/runtime/heap-growth";
 
 describe("heap growth", () => {
@@ -8,6 +9,8 @@ describe("heap growth", () => {
     expect(heapGrowthFlag(["--import", "x.mjs"])).toBe(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
     expect(heapGrowthFlag(["--heap-growing-percent=50"])).toBeNull();
     expect(heapGrowthFlag(["--heap_growing_percent=10"])).toBeNull();
+    expect(heapGrowthFlag([], AGENT_HEAP_GROWING_PERCENT)).toBe(`--heap-growing-percent=${AGENT_HEAP_GROWING_PERCENT}`);
+    expect(heapGrowthFlag(["--heap-growing-percent=20"], AGENT_HEAP_GROWING_PERCENT)).toBeNull();
   });
 
   it("names a flag this node accepts (V8 ignores an unknown flag set at run time without a word)", () => {
