@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Redis } from "ioredis";
-import { IoredisLockPort } from "../../agent/sources/redis/redis-client";
+import { IoredisLockPort, onWire } from "../../agent/sources/redis/redis-client";
 import { compilePatterns, supersetGlob } from "../../agent/core/glob";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 import { startRedis, type RedisServer } from "../harness/redis";
@@ -66,6 +66,34 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(stats.get("strlen")).toBe(1);
     expect(stats.get("getrange")).toBe(7 + 1);
     expect(stats.get("hscan")).toBe(1);
+  });
+});
+
+describe("keys on the wire: ASCII as strings, any other bytes as they are", () => {
+  it("sends an ASCII key as a string and a key with other bytes as its Buffer", () => {
+    expect(onWire(Buffer.from("lock:a\r\n\0 b", "latin1"))).toBe("lock:a\r\n\0 b");
+    const binary = Buffer.from([0x6c, 0x6f, 0x63, 0x6b, 0x3a, 0xff, 0xfe]);
+    expect(onWire(binary)).toBe(binary);
+    const utf8 = Buffer.from("lock:é", "utf8");
+    expect(onWire(utf8)).toBe(utf8);
+  });
+
+  it("reads, re-reads and counts keys of both kinds on a real server, each its own", async () => {
+    const names = [
+      Buffer.from("lock:wire:ascii\r\n", "latin1"),
+      Buffer.from([0x6c, 0x6f, 0x63, 0x6b, 0x3a, 0xff, 0x0d, 0x0a]),
+      Buffer.from("lock:wire:é", "utf8"),
+      // Its latin1 reading is the previous key's UTF-8 bytes read one per byte: a string of it would be another key.
+      Buffer.from("lock:wire:é", "latin1"),
+    ];
+    for (const [i, k] of names.entries()) await admin.set(k, `v${i}`, "PX", 60_000);
+    const port = new IoredisLockPort(reader);
+    const fresh = await port.sample(names, [], 256);
+    expect(fresh.map((s) => s.string?.prefix.toString())).toEqual(["v0", "v1", "v2", "v3"]);
+    const again = await port.resample(names, ["string", "string", "string", "string"], 256);
+    expect(again.map((s) => s?.string?.prefix.toString())).toEqual(["v0", "v1", "v2", "v3"]);
+    await admin.del(names[1]!);
+    expect(await port.countExisting([[names[0]!], [names[1]!], [names[2]!, names[3]!]])).toEqual([1, 0, 2]);
   });
 });
 

@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer";
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
 import { loadLua } from "./lua-scripts";
@@ -49,6 +50,16 @@ const UNAVAILABLE = /^(?:ReplyError: )?(?:LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MAST
 const READ_TYPES = new Set(["string", "hash", "zset", "list", "set"]);
 /** A type read() has no reads for: it sends TYPE and PTTL only (for a key whose type is not known yet). */
 const TYPE_ONLY = "none";
+
+/**
+ * A key as the bulk reads send it: an ASCII key as a string (the same bytes on the wire), any other as its bytes.
+ * ioredis builds a command whose arguments are all strings as one string, and one with a Buffer argument piece by
+ * piece into a new Buffer: 15 to 25% more of the agent's CPU a command in a micro-benchmark of pipelined PTTL and
+ * GETRANGE (BENCHMARKS.md, issue 11).
+ */
+export function onWire(key: Buffer): Buffer | string {
+  return isAscii(key) ? key.toString("latin1") : key;
+}
 
 function asNumber(r: Reply | undefined): number {
   if (!r || r[0]) return 0;
@@ -118,7 +129,10 @@ export class IoredisLockPort implements RedisLockPort {
    */
   private async quickRead(keys: Buffer[], previewBytes: number): Promise<Array<KeySample | string>> {
     const p = this.client.pipeline();
-    for (const k of keys) p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
+    for (const key of keys) {
+      const k = onWire(key);
+      p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
+    }
     const replies = ((await p.exec()) ?? []) as Reply[];
     return keys.map((key, i) => {
       const [ttl, body] = [replies[2 * i], replies[2 * i + 1]];
@@ -137,8 +151,9 @@ export class IoredisLockPort implements RedisLockPort {
   private async read(keys: Buffer[], known: readonly string[], previewBytes: number): Promise<KeySample[]> {
     const p = this.client.pipeline();
     const plan: number[] = [];
-    keys.forEach((k, i) => {
+    keys.forEach((key, i) => {
       const type = known[i]!;
+      const k = onWire(key);
       p.type(k).pttl(k);
       let n = 4;
       if (type === "string") p.strlen(k).getrangeBuffer(k, 0, previewBytes - 1);
@@ -184,8 +199,9 @@ export class IoredisLockPort implements RedisLockPort {
 
   async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
     const p = this.client.pipeline();
-    keys.forEach((k, i) => {
+    keys.forEach((key, i) => {
       const type = types[i];
+      const k = onWire(key);
       p.pttl(k);
       if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
       else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
@@ -237,7 +253,7 @@ export class IoredisLockPort implements RedisLockPort {
   async countExisting(groups: Buffer[][]) {
     if (groups.length === 0) return [];
     const p = this.client.pipeline();
-    for (const g of groups) p.exists(...g);
+    for (const g of groups) p.exists(...g.map(onWire));
     const replies = ((await p.exec()) ?? []) as Reply[];
     return groups.map((_, i) => {
       const r = replies[i];
