@@ -14,11 +14,14 @@ export function fingerprintOf(...parts: ReadonlyArray<Uint8Array | string>): str
   const data =
     parts.length === 1
       ? parts[0]!
-      : Buffer.concat(parts.flatMap((p, i) => (i > 0 ? [SEPARATOR, Buffer.from(p)] : [Buffer.from(p)])));
+      : Buffer.concat(parts.flatMap((p, i) => (i > 0 ? [SEPARATOR, bytesOf(p)] : [bytesOf(p)])));
   return `${FINGERPRINT_PREFIX}${hash("sha1", data, "hex")}`;
 }
 
 const SEPARATOR = Buffer.from([0]);
+
+/** A string part as its UTF-8 bytes; a byte part as it is (Buffer.from would copy it). */
+const bytesOf = (p: Uint8Array | string): Uint8Array => (typeof p === "string" ? Buffer.from(p) : p);
 
 /** The hex digest of a fingerprint, as redis.sha1hex returns it; null when it is not one of ours. */
 export function fingerprintHex(fp: string): string | null {
