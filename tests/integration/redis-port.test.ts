@@ -29,6 +29,25 @@ async function calls(): Promise<Map<string, number>> {
   return out;
 }
 
+/**
+ * Reads `names` with `port` as new keys (types unknown), counting the commands that takes, and checks each sample
+ * against a read of the same key by a fresh port told its type: the same sample but for the remaining lease, which
+ * counts down between the two reads.
+ */
+async function readAsNew(port: IoredisLockPort, names: string[], types: string[]) {
+  const keys = names.map((n) => Buffer.from(n));
+  const known = await new IoredisLockPort(reader).sample(keys, types, 256);
+  await admin.config("RESETSTAT");
+  const fresh = await port.sample(keys, [], 256);
+  const stats = await calls();
+  expect(fresh.map((s) => s.type)).toEqual(types);
+  for (const [i, s] of fresh.entries()) {
+    expect({ ...s, pttl: 0 }, names[i]).toEqual({ ...known[i]!, pttl: 0 });
+    expect(Math.abs(s.pttl - known[i]!.pttl), names[i]).toBeLessThan(1000);
+  }
+  return { fresh, stats };
+}
+
 describe("IoredisLockPort.sample on a real server", () => {
   it("reads a short string or a missing new key with PTTL and GETRANGE only; TYPE for the other types", async () => {
     await admin.set("lock:s1", "token-1", "PX", 60_000);
@@ -39,22 +58,9 @@ describe("IoredisLockPort.sample on a real server", () => {
     await admin.rpush("lock:l", "w1", "w2");
     await admin.sadd("lock:set", "m1");
     const names = ["lock:s1", "lock:s2", "lock:h", "semaphore:z", "lock:l", "lock:set", "lock:missing"];
-    const keys = names.map((n) => Buffer.from(n));
-    const port = new IoredisLockPort(reader);
-
-    // What the same keys read as when their types are known: the reference.
+    // What the same keys read as when their types are known is the reference.
     const types = ["string", "string", "hash", "zset", "list", "set", "none"];
-    const known = await port.sample(keys, types, 256);
-    await admin.config("RESETSTAT");
-    const fresh = await port.sample(keys, [], 256);
-    const stats = await calls();
-
-    expect(fresh.map((s) => s.type)).toEqual(types);
-    for (const [i, s] of fresh.entries()) {
-      // Same sample but for the remaining lease, which counts down between the two reads.
-      expect({ ...s, pttl: 0 }, names[i]).toEqual({ ...known[i]!, pttl: 0 });
-      expect(Math.abs(s.pttl - known[i]!.pttl), names[i]).toBeLessThan(1000);
-    }
+    const { fresh, stats } = await readAsNew(new IoredisLockPort(reader), names, types);
     expect(fresh[1]!.string).toMatchObject({ length: 300 });
     expect(fresh[2]!.hash?.fields.map(([f, v]) => `${f.toString()}=${v.toString()}`)).toEqual(["8d6f:1=1"]);
     expect(fresh[3]!.zset?.members.map(([m, sc]) => `${m.toString()}:${sc}`)).toEqual(["a:1", "b:2"]);
@@ -66,6 +72,56 @@ describe("IoredisLockPort.sample on a real server", () => {
     expect(stats.get("strlen")).toBe(1);
     expect(stats.get("getrange")).toBe(7 + 1);
     expect(stats.get("hscan")).toBe(1);
+  });
+});
+
+describe("IoredisLockPort.sample: a new key read first as the type of its family's keys", () => {
+  it("reads the later keys of a family with PTTL and their bounded read, the same samples as a full read", async () => {
+    const now = Date.now();
+    const fam = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    // A family of Redisson-style hashes, one of small zsets, one of lists; the last key of each is too big for one
+    // page, and each family has one string among its keys (a wrong guess, read the long way).
+    const hashes = fam("fam:orderLock:", 6);
+    const zsets = fam("fam:semaphore:", 6);
+    const lists = fam("fam:queue:", 6);
+    for (const [i, k] of hashes.entries()) {
+      if (i === 4) await admin.set(k, "a-string-in-a-hash-family", "PX", 60_000);
+      else if (i === 5) for (let f = 0; f < 3 * 20; f++) await admin.hset(k, `f${f}`, "x".repeat(80));
+      else await admin.hset(k, `8d6f-${i}:1`, String(i));
+      await admin.pexpire(k, 60_000);
+    }
+    for (const [i, k] of zsets.entries()) {
+      if (i === 4) await admin.set(k, "s");
+      else for (let m = 0; m <= (i === 5 ? 25 : i); m++) await admin.zadd(k, now - m, `m${m}`);
+    }
+    for (const [i, k] of lists.entries()) {
+      if (i === 4) await admin.set(k, "s");
+      else await admin.rpush(k, ...fam("w", i === 5 ? 21 : i + 1));
+    }
+    const port = new IoredisLockPort(reader);
+    const teach = [hashes[0]!, zsets[0]!, lists[0]!].map((n) => Buffer.from(n));
+    await port.sample(teach, [], 256);
+
+    const names = [...hashes.slice(1), ...zsets.slice(1), ...lists.slice(1), "fam:orderLock:gone"];
+    const types = names.map((n, i) =>
+      n.endsWith("gone") ? "none" : i % 5 === 3 ? "string" : ["hash", "zset", "list"][Math.floor(i / 5)]!,
+    );
+    const { fresh, stats } = await readAsNew(port, names, types);
+    expect(fresh[4]!.hash?.length).toBe(60);
+    expect(fresh[9]!.zset?.length).toBe(26);
+    expect(fresh[14]!.list?.length).toBe(21);
+    // Every key first: PTTL and the read of its family's type (the key gone: PTTL -2, nothing more). The 3 small ones of each family are then whole; the
+    // big one gets TYPE, PTTL, its length and read; the string gets TYPE and PTTL, then TYPE, PTTL, STRLEN, GETRANGE.
+    expect(stats.get("pttl")).toBe(16 + 3 + 3 * 2);
+    expect(stats.get("type")).toBe(3 + 3 * 2);
+    expect(stats.get("hlen")).toBe(1);
+    expect(stats.get("zcard")).toBe(1);
+    expect(stats.get("llen")).toBe(1);
+    expect(stats.get("hscan")).toBe(5 + 1 + 1); // the missing key is of the hash family too
+    expect(stats.get("zrange")).toBe(5 + 1);
+    expect(stats.get("lrange")).toBe(5 + 1);
+    expect(stats.get("getrange")).toBe(3);
+    expect(stats.get("strlen")).toBe(3);
   });
 });
 

@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { loadLua } from "./lua-scripts";
 import type { RedisReleasePort } from "./redis-release";
 import { parseRedirect } from "./cluster-nodes";
+import { TypeGuesses } from "./type-guess";
 import type { KeySample, RedisLockPort, RedisNodePort, RedisReplicaPort } from "./redis-port";
 
 /** How many fields, members or items one sample reads at most: a lock key is small; a huge one is shown cut. */
@@ -77,14 +78,19 @@ export class IoredisLockPort implements RedisLockPort {
     return { cursor: next.toString(), keys };
   }
 
+  /** What the keys of each family read so far turned out to be (type-guess.ts): the first read of a new key. */
+  private readonly guesses = new TypeGuesses();
+
   /**
    * A key of unknown type is read as a string (most locks are) with PTTL and GETRANGE only, one round trip: a value
-   * shorter than the prefix read is then read whole (its length is the prefix's), and PTTL -2 is a key gone. A
-   * longer string, or a key known by type, is read fully (TYPE, PTTL, length, bounded read); a key of another type
-   * (WRONGTYPE) or whose quick read failed gets TYPE and PTTL, then the reads for its type in a third pipeline. Each
-   * ioredis command costs the agent about 4.5 µs of CPU (10,000 PTTLs pipelined: 45 ms), and the reads of the
-   * 10,000 new locks held up the discovery pass: 2 commands instead of 4 for a short string or a missing key, 8 as
-   * before for another type.
+   * shorter than the prefix read is then read whole (its length is the prefix's), and PTTL -2 is a key gone. When
+   * the keys of its family read so far were mostly of another type, it is read as that type instead, PTTL and the
+   * bounded read (HSCAN, ZRANGE, LRANGE or SSCAN): whole when the page held all of it. A longer value, or a key
+   * known by type, is read fully (TYPE, PTTL, length, bounded read); a key of another type than its first read
+   * assumed (WRONGTYPE) or whose quick read failed gets TYPE and PTTL, then the reads for its type in a third
+   * pipeline. Each ioredis command costs the agent about 4.5 µs of CPU (10,000 PTTLs pipelined: 45 ms), and the
+   * reads of the 10,000 new locks held up the discovery pass: 2 commands instead of 4 for a short string, a small
+   * value of its family's type or a missing key, 8 as before for a key whose first read assumed the wrong type.
    */
   async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {
     const out: Array<KeySample | null> = keys.map(() => null);
@@ -102,37 +108,44 @@ export class IoredisLockPort implements RedisLockPort {
       });
     }
     const rest = keys.flatMap((_, i) => (out[i] === null ? [i] : []));
-    if (rest.length === 0) return out as KeySample[];
-    const full = await this.read(
-      rest.map((i) => keys[i]!),
-      rest.map((i) => readAs[i]!),
-      previewBytes,
-    );
-    rest.forEach((i, j) => (out[i] = full[j]!));
-    const again = rest.filter(
-      (i) => expectedTypes[i] === undefined && out[i]!.type !== readAs[i] && READ_TYPES.has(out[i]!.type),
-    );
-    if (again.length === 0) return out as KeySample[];
-    const second = await this.read(
-      again.map((i) => keys[i]!),
-      again.map((i) => out[i]!.type),
-      previewBytes,
-    );
-    again.forEach((i, j) => (out[i] = second[j]!));
+    if (rest.length > 0) {
+      const full = await this.read(
+        rest.map((i) => keys[i]!),
+        rest.map((i) => readAs[i]!),
+        previewBytes,
+      );
+      rest.forEach((i, j) => (out[i] = full[j]!));
+      const again = rest.filter(
+        (i) => expectedTypes[i] === undefined && out[i]!.type !== readAs[i] && READ_TYPES.has(out[i]!.type),
+      );
+      if (again.length > 0) {
+        const second = await this.read(
+          again.map((i) => keys[i]!),
+          again.map((i) => out[i]!.type),
+          previewBytes,
+        );
+        again.forEach((i, j) => (out[i] = second[j]!));
+      }
+    }
+    for (const i of unknown) if (!out[i]!.moved) this.guesses.learn(keys[i]!, out[i]!.type);
     return out as KeySample[];
   }
 
   /**
-   * PTTL and GETRANGE per key, pipelined: the sample of a key that is gone or holds a string shorter than
-   * `previewBytes` (what the full read would show); else how to read it fully: "string" (a longer string) or
-   * TYPE_ONLY (another type, or the read failed: TYPE first).
+   * PTTL and a bounded read per key, pipelined: GETRANGE, or the read of the type its family's keys mostly had.
+   * The sample of a key that is gone or whose read saw all of it (what the full read would show); else how to read
+   * it fully: its type (a longer value) or TYPE_ONLY (another type than assumed, or the read failed: TYPE first).
    */
   private async quickRead(keys: Buffer[], previewBytes: number): Promise<Array<KeySample | string>> {
     const p = this.client.pipeline();
-    for (const key of keys) {
+    const assumed = keys.map((key) => {
+      const guess = this.guesses.guess(key);
+      return guess !== undefined && READ_TYPES.has(guess) ? guess : "string";
+    });
+    keys.forEach((key, i) => {
       const k = onWire(key);
-      p.pttl(k).getrangeBuffer(k, 0, previewBytes - 1);
-    }
+      boundedRead(p.pttl(k), k, assumed[i]!, previewBytes);
+    });
     const replies = ((await p.exec()) ?? []) as Reply[];
     return keys.map((key, i) => {
       const [ttl, body] = [replies[2 * i], replies[2 * i + 1]];
@@ -141,9 +154,9 @@ export class IoredisLockPort implements RedisLockPort {
       if (!ttl || !body || failed) return TYPE_ONLY;
       const pttl = Number(ttl[1]);
       if (pttl === -2) return { key, type: "none", pttl };
-      const prefix = body[1] as Buffer;
-      if (prefix.length >= previewBytes) return "string";
-      return { key, type: "string", pttl, string: { prefix, length: prefix.length } };
+      const type = assumed[i]!;
+      const whole = wholeValue(key, type, pttl, body[1], previewBytes);
+      return whole ?? type;
     });
   }
 
@@ -200,52 +213,25 @@ export class IoredisLockPort implements RedisLockPort {
   async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
     const p = this.client.pipeline();
     keys.forEach((key, i) => {
-      const type = types[i];
       const k = onWire(key);
       p.pttl(k);
-      if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
-      else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
-      else if (type === "zset") p.zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
-      else if (type === "list") p.lrangeBuffer(k, 0, PAGE - 1);
-      else if (type === "set") p.sscanBuffer(k, "0", "COUNT", PAGE);
+      if (READ_TYPES.has(types[i]!)) boundedRead(p, k, types[i]!, previewBytes);
     });
     const replies = ((await p.exec()) ?? []) as Reply[];
     const out: Array<KeySample | null> = [];
     let at = 0;
     keys.forEach((key, i) => {
       const type = types[i]!;
-      const bounded = ["string", "hash", "zset", "list", "set"].includes(type);
+      const bounded = READ_TYPES.has(type);
       const [ttl, body] = [replies[at], bounded ? replies[at + 1] : undefined];
       at += bounded ? 2 : 1;
       const failed = ttl?.[0] ?? body?.[0];
       if (failed && UNAVAILABLE.test(failed.message)) throw failed;
-      // A WRONGTYPE (the type changed), a redirect or any other error: the full read decides.
-      if (!bounded || !ttl || !body || failed) {
-        out.push(null);
-        return;
-      }
-      const sample: KeySample = { key, type, pttl: Number(ttl[1]) };
-      const v = body[1];
-      if (type === "string") {
-        const prefix = v as Buffer;
-        sample.string = { prefix, length: prefix.length };
-      } else if (type === "zset") {
-        const members = pairs(v as Buffer[]).map(([m, s]) => [m, Number(s.toString())] as [Buffer, number]);
-        sample.zset = { length: members.length, members };
-      } else if (type === "list") {
-        const items = v as Buffer[];
-        sample.list = { length: items.length, items };
-      } else {
-        // HSCAN / SSCAN: only a page that ended the scan (cursor 0) is the whole of the key.
-        const [cursor, flat] = v as [Buffer, Buffer[]];
-        if (cursor.toString() !== "0") {
-          out.push(null);
-          return;
-        }
-        if (type === "hash") sample.hash = { length: flat.length / 2, fields: pairs(flat) };
-        else sample.set = { length: flat.length, members: flat };
-      }
-      out.push(sample);
+      // A WRONGTYPE (the type changed), a redirect or any other error, or a read that did not see the whole value
+      // (a long string, a large hash): the full read decides.
+      out.push(
+        !bounded || !ttl || !body || failed ? null : wholeValue(key, type, Number(ttl[1]), body[1], previewBytes),
+      );
     });
     return out;
   }
@@ -333,6 +319,40 @@ export class IoredisReplicaPort implements RedisReplicaPort {
       return Number(n) === 1;
     });
   }
+}
+
+type Pipeline = ReturnType<Redis["pipeline"]>;
+
+/** Queues the bounded read of `type` (the same as read() and resample() send), one command. */
+function boundedRead(p: Pipeline, k: Buffer | string, type: string, previewBytes: number): void {
+  if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
+  else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
+  else if (type === "zset") p.zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
+  else if (type === "list") p.lrangeBuffer(k, 0, PAGE - 1);
+  else p.sscanBuffer(k, "0", "COUNT", PAGE);
+}
+
+/**
+ * The sample a bounded read of `type` implies when it saw the whole value, so that its length is what it read: a
+ * string shorter than the prefix read, a zset or list shorter than the page, a hash or set whose scan ended on its
+ * first page. Else null (the length needs its own command).
+ */
+function wholeValue(key: Buffer, type: string, pttl: number, v: unknown, previewBytes: number): KeySample | null {
+  if (type === "string") {
+    const prefix = v as Buffer;
+    return prefix.length < previewBytes ? { key, type, pttl, string: { prefix, length: prefix.length } } : null;
+  }
+  if (type === "zset" || type === "list") {
+    const flat = v as Buffer[];
+    if (type === "list")
+      return flat.length < PAGE ? { key, type, pttl, list: { length: flat.length, items: flat } } : null;
+    const members = pairs(flat).map(([m, s]) => [m, Number(s.toString())] as [Buffer, number]);
+    return members.length < PAGE ? { key, type, pttl, zset: { length: members.length, members } } : null;
+  }
+  const [cursor, flat] = v as [Buffer, Buffer[]];
+  if (cursor.toString() !== "0") return null;
+  if (type === "hash") return { key, type, pttl, hash: { length: flat.length / 2, fields: pairs(flat) } };
+  return { key, type, pttl, set: { length: flat.length, members: flat } };
 }
 
 function pairs(flat: Buffer[]): Array<[Buffer, Buffer]> {
