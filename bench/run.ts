@@ -157,7 +157,11 @@ async function main(): Promise<number> {
 
     if (needStack) {
       log("starting the dashboard (API only)");
-      const dashboard = await startDashboard();
+      // BENCH_DASHBOARD_CPU_PROF=<dir>: a V8 CPU profile of the dashboard, written there when it stops.
+      const prof = process.env.BENCH_DASHBOARD_CPU_PROF;
+      const dashboard = await startDashboard({
+        nodeFlags: prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : [],
+      });
       // A dashboard that ends during a long run says how (a signal: something else killed it) and its last words.
       dashboard.process.once("exit", (code, signal) =>
         log(`dashboard exited (code ${code}, signal ${signal}): ${dashboard.output().slice(-3000)}`),

@@ -34,7 +34,8 @@ function launch(
   nodeFlags: readonly string[] = [],
 ): Proc {
   // compiled: the esbuild bundle under plain node, as production runs it (dist/<name>.mjs, `npm run bundle`).
-  const child = spawn(compiled ? process.execPath : tsx, compiled ? [...nodeFlags, script] : [script], {
+  // tsx passes node flags on to the node it runs (`--cpu-prof` included).
+  const child = spawn(compiled ? process.execPath : tsx, [...nodeFlags, script], {
     cwd: root,
     env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -81,6 +82,8 @@ export async function startDashboard(
     env?: Record<string, string>;
     /** Run the bundle `node dist/dashboard.mjs` as production does (the caller makes sure it is built and current). */
     compiled?: boolean;
+    /** More node flags (`--cpu-prof`, which NODE_OPTIONS does not accept). */
+    nodeFlags?: readonly string[];
   } = {},
 ): Promise<Dashboard> {
   const dir = opts.dir ?? mkdtempSync(path.join(tmpdir(), "lockscope-dash-"));
@@ -101,6 +104,7 @@ export async function startDashboard(
       ...opts.env,
     },
     opts.compiled,
+    opts.nodeFlags,
   );
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
