@@ -231,6 +231,15 @@ export class LiveState {
     return out;
   }
 
+  /** The holder of a live lock, or null (gone, or held by no one): lock(id)'s owner without building the lock. */
+  ownerOf(id: string): string | null {
+    for (const a of this.agents.values()) {
+      const e = a.locks.get(id);
+      if (e) return e.lock.owner;
+    }
+    return null;
+  }
+
   lock(id: string): Lock | null {
     const at = this.now();
     for (const a of this.agents.values()) {

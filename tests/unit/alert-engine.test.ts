@@ -24,6 +24,8 @@ function setup() {
   const alerts: AlertView[] = [];
   const outbox: OutboxItem[] = [];
   const raiseAlert = (a: NewAlert, ob: (id: string) => OutboxItem[]) => {
+    // As the stores' partial unique index: one unresolved alert per key (another dashboard may have raised it).
+    if (alerts.some((x) => x.key === a.key && x.state !== "resolved")) return null;
     const view: AlertView = {
       ...a,
       id: `A${alerts.length + 1}`,
@@ -39,13 +41,18 @@ function setup() {
     outbox.push(...ob(view.id));
     return view;
   };
+  const reads = { open: 0, refreshes: 0 };
   const store = {
-    openAlertStates: async () => alerts.filter((a) => a.state !== "resolved").map((a) => ({ ...a })),
+    openAlertStates: async () => {
+      reads.open++;
+      return alerts.filter((a) => a.state !== "resolved").map((a) => ({ ...a }));
+    },
     findAlert: async (id: string) => alerts.find((a) => a.id === id) ?? null,
     recentEvents: async (ids: string[]) => new Map(ids.map((id) => [id, []])),
     raiseAlerts: async (items: Array<{ alert: NewAlert; outbox: (id: string) => OutboxItem[] }>) =>
       items.map((i) => raiseAlert(i.alert, i.outbox)),
     refreshAlerts: async (items: Array<{ id: string; refresh: AlertRefresh }>) => {
+      reads.refreshes += items.length;
       for (const { id, refresh } of items)
         Object.assign(
           alerts.find((x) => x.id === id)!,
@@ -54,6 +61,7 @@ function setup() {
     },
     resolveAlert: async (id: string, at: Date, ob: OutboxItem[]) => {
       const a = alerts.find((x) => x.id === id)!;
+      if (a.state === "resolved") return null;
       a.state = "resolved";
       a.resolvedAt = at.toISOString();
       outbox.push(...ob);
@@ -73,6 +81,8 @@ function setup() {
     engine,
     alerts,
     outbox,
+    reads,
+    raiseAlert,
     setLocks,
     advance: (ms: number) => (now += ms),
   };
@@ -158,6 +168,76 @@ describe("AlertEngine", () => {
     expect(t.alerts[0]).toMatchObject({ lastSeenAt: new Date(1_018_000).toISOString(), occurrences: 2 });
     // Only the raise went to webhooks: a refresh is not a new alert.
     expect(t.outbox.map((o) => o.kind)).toEqual(["raised"]);
+  });
+});
+
+describe("AlertEngine's copy of the unresolved alerts", () => {
+  it("reads them from the store once, keeps its own writes, and reads again after OPEN_RESYNC_MS", async () => {
+    const t = setup();
+    t.setLocks([noTtl]);
+    await t.engine.evaluate();
+    for (let i = 0; i < 5; i++) {
+      t.advance(4000);
+      await t.engine.evaluate();
+    }
+    expect(t.reads.open).toBe(1);
+    // Its refreshes are in the copy: the holder written at the first run after the raise (1,004,000), "last seen"
+    // again 16 s later; the copy knows both, so no other run wrote.
+    expect(t.alerts[0]).toMatchObject({ latestHolder: "1", lastSeenAt: new Date(1_020_000).toISOString() });
+    expect(t.reads.refreshes).toBe(2);
+    expect(t.engine.openAlerts()[0]).toMatchObject({ id: "A1", lastSeenAt: new Date(1_020_000).toISOString() });
+    t.advance(10_000);
+    await t.engine.evaluate();
+    expect(t.reads.open).toBe(2);
+    // Resolved by this engine: gone from the copy without a read.
+    t.setLocks([]);
+    await t.engine.evaluate();
+    t.advance(6000);
+    expect((await t.engine.evaluate()).resolved.map((a) => a.id)).toEqual(["A1"]);
+    expect(t.engine.openAlerts()).toEqual([]);
+    expect(t.reads.open).toBe(2);
+  });
+
+  it("reads the store again after another dashboard raised or resolved an alert first", async () => {
+    const t = setup();
+    t.setLocks([noTtl]);
+    await t.engine.evaluate();
+    // Another dashboard raises the alert of a second lock before this one does.
+    const other: Lock = { ...noTtl, id: "L2", resource: "lock:y" };
+    t.raiseAlert(
+      {
+        key: "no-ttl:L2",
+        rule: "no-ttl",
+        severity: "critical",
+        lockId: "L2",
+        backend: "redis",
+        source: "s",
+        resource: "lock:y",
+        message: "never expires",
+        evidence: {},
+        raisedAt: new Date(1_000_000),
+      } as unknown as NewAlert,
+      () => [],
+    );
+    t.setLocks([noTtl, other]);
+    t.advance(1000);
+    expect((await t.engine.evaluate()).raised).toEqual([]);
+    expect(t.reads.open).toBe(1);
+    t.advance(1000);
+    await t.engine.evaluate();
+    expect(t.reads.open).toBe(2);
+    expect(t.engine.openAlerts().map((a) => a.key)).toEqual(["no-ttl:L1", "no-ttl:L2"]);
+    // And resolves it: the other dashboard resolves it first, this one finds it resolved and reads again.
+    t.setLocks([noTtl]);
+    t.advance(1000);
+    await t.engine.evaluate();
+    t.alerts.find((a) => a.key === "no-ttl:L2")!.state = "resolved";
+    t.advance(6000);
+    expect((await t.engine.evaluate()).resolved).toEqual([]);
+    expect(t.engine.openAlerts().map((a) => a.key)).toEqual(["no-ttl:L1"]);
+    t.advance(1000);
+    await t.engine.evaluate();
+    expect(t.reads.open).toBe(3);
   });
 });
 

@@ -39,6 +39,15 @@ export class AlertEngine {
   private readonly clearSince = new Map<string, number>();
   /** The open and acknowledged alerts as the last run left them (read at its start, with its raises and resolves). */
   private openAfterRun: OpenAlertState[] = [];
+  /**
+   * The unresolved alerts by key, as the store held them at the last full read plus this engine's own writes since
+   * (raises, refreshes, resolves, acknowledgements). Read again in full every OPEN_RESYNC_MS, and at the next run
+   * after a write found the store other than this copy says (another dashboard raised or resolved it first) or
+   * failed.
+   */
+  private open = new Map<string, OpenAlertState>();
+  private openReadAtMs = Number.NEGATIVE_INFINITY;
+  private openStale = true;
   /** The conditions, kept between runs: each run re-evaluates only the locks that changed or move with time. */
   private readonly conditions: LiveConditions;
 
@@ -76,12 +85,32 @@ export class AlertEngine {
     const open = await this.deps.store.findAlert(id);
     if (!open || open.state === "resolved") return null;
     const preview = { ...open, state: "acknowledged" as const, ackedBy: by, ackedAt: new Date().toISOString() };
-    return this.deps.store.acknowledgeAlert(
+    const acked = await this.deps.store.acknowledgeAlert(
       id,
       by,
       new Date(),
       outboxFor(this.deps.webhooks, "acknowledged", preview, this.deps.publicUrl),
     );
+    const kept = this.open.get(open.key);
+    if (acked && kept?.id === id) this.open.set(open.key, { ...kept, state: acked.state });
+    return acked;
+  }
+
+  /**
+   * The unresolved alerts: the copy kept between runs, read from the store in full when it is due. At 100,000 locks
+   * and thousands of open alerts that read held the dashboard's event loop for 100 to 200 ms every evaluation (a
+   * CPU profile of the bench's dashboard, issue 11), which is where a lock event's delivery waited.
+   */
+  private async openAlertStates(now: number): Promise<OpenAlertState[]> {
+    if (this.openStale || now - this.openReadAtMs >= OPEN_RESYNC_MS) {
+      // Marked stale until the read succeeds, so a failed read is retried at the next run.
+      this.openStale = true;
+      const rows = await this.deps.store.openAlertStates();
+      this.open = new Map(rows.map((a) => [a.key, a]));
+      this.openReadAtMs = now;
+      this.openStale = false;
+    }
+    return [...this.open.values()];
   }
 
   private async run(): Promise<AlertChanges> {
@@ -90,11 +119,14 @@ export class AlertEngine {
     // The store's answers on SQLite come through microtasks only: without a turn of the event loop after each write,
     // a run that refreshes 1,000 alerts held it for a second (a browser's delivery waited behind it).
     const conditions = await this.conditions.evaluate(now);
-    const open = await store.openAlertStates();
+    const open = await this.openAlertStates(now);
+    // A write that throws leaves the copy unsure: the next run reads the store again.
+    this.openStale = true;
     const openKeys = new Map(open.map((a) => [a.key, a]));
     const active = new Set(conditions.map((c) => c.key));
     const changes: AlertChanges = { raised: [], resolved: [] };
-    const refreshes: Array<{ id: string; refresh: AlertRefresh }> = [];
+    let resync = false;
+    const refreshes: Array<{ id: string; key: string; refresh: AlertRefresh }> = [];
     const toRaise: Condition[] = [];
     const slice = slicer();
     for (const c of conditions) {
@@ -108,14 +140,19 @@ export class AlertEngine {
       // Still (or again) true: keep the message current (a flapping takeover names its latest holder) and count a
       // return after a clear spell as one more occurrence of this alert.
       const reappeared = this.clearSince.has(c.key);
-      const holder = c.lockId ? (live.lock(c.lockId)?.owner ?? null) : null;
+      const holder = c.lockId ? live.ownerOf(c.lockId) : null;
       const refresh = alertRefresh(already, c, holder, now, reappeared);
-      if (refresh) refreshes.push({ id: already.id, refresh });
+      if (refresh) refreshes.push({ id: already.id, key: c.key, refresh });
     }
     // Written in batches, a turn of the event loop after each: one statement (SQLite) for a batch of refreshes, one
     // read of the locks' recent events and one transaction for a batch of raises, instead of one of each per alert.
     for (let i = 0; i < refreshes.length; i += ALERT_WRITE_BATCH) {
-      await store.refreshAlerts(refreshes.slice(i, i + ALERT_WRITE_BATCH));
+      const batch = refreshes.slice(i, i + ALERT_WRITE_BATCH);
+      await store.refreshAlerts(batch.map(({ id, refresh }) => ({ id, refresh })));
+      for (const { key, refresh } of batch) {
+        const kept = this.open.get(key);
+        if (kept) this.open.set(key, { ...kept, ...refresh });
+      }
       await yieldToLoop();
     }
     const raisedAt = new Date(now);
@@ -156,8 +193,16 @@ export class AlertEngine {
             ),
         };
       });
-      // Null: another dashboard's evaluation raised it first; the next run sees it open and refreshes it.
-      for (const alert of await store.raiseAlerts(items)) if (alert) changes.raised.push(alert);
+      // Null: another dashboard's evaluation raised it first; the next run reads it and refreshes it.
+      for (const alert of await store.raiseAlerts(items)) {
+        if (!alert) {
+          resync = true;
+          continue;
+        }
+        changes.raised.push(alert);
+        const { evidence: _e, ackedAt: _a, ackedBy: _b, resolvedAt: _r, ...state } = alert;
+        this.open.set(alert.key, state);
+      }
       await yieldToLoop();
     }
     for (const a of open) {
@@ -188,15 +233,23 @@ export class AlertEngine {
           publicUrl,
         ),
       );
+      // Null: it was resolved elsewhere first (another dashboard); gone from the copy either way.
       if (done) changes.resolved.push(done);
+      else resync = true;
+      if (this.open.get(a.key)?.id === a.id) this.open.delete(a.key);
       await yieldToLoop();
     }
-    const resolved = new Set(changes.resolved.map((a) => a.id));
-    this.openAfterRun = [...open.filter((a) => !resolved.has(a.id)), ...changes.raised];
+    this.openAfterRun = [...this.open.values()];
+    this.openStale = resync;
     return changes;
   }
 }
 
+/**
+ * How often the kept copy of the unresolved alerts is read from the store in full: what another dashboard or an
+ * operator on another dashboard changed (an acknowledgement) shows here within this time.
+ */
+const OPEN_RESYNC_MS = 30_000;
 /** Alerts written per statement or transaction (refreshes, raises). */
 const ALERT_WRITE_BATCH = 500;
 /** The lock's recent events kept in a raised alert's evidence. */
