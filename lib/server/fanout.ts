@@ -123,6 +123,20 @@ export interface FanoutConnection {
   close(): Promise<void>;
 }
 
+/**
+ * The adapter's subscriber connection. ioredis writes a SUBSCRIBE issued between the TCP connect and "ready" at once
+ * (it is allowed while the server loads), and its handshake then sends `CLIENT SETINFO` and the ready check's
+ * `INFO` on a connection already in subscriber mode: the ready check fails, ioredis drops the commands still queued
+ * (the adapter's other subscriptions) and reconnects, resubscribing only what had been confirmed. A dashboard
+ * started so (its socket.io server created while the fanout connection was mid-handshake) was never subscribed to
+ * the request channel: the other dashboards counted it out (PUBSUB NUMSUB) and their routed releases waited (an
+ * e2e run, 2026-12-06; tests/integration/fanout-subscriber.test.ts). A subscriber needs neither the ready check
+ * nor the client info.
+ */
+export function subscriberOf(pub: Redis): Redis {
+  return pub.duplicate({ enableReadyCheck: false, disableClientInfo: true });
+}
+
 export function connectFanout(opts: {
   url: string;
   serverId: string;
@@ -135,7 +149,7 @@ export function connectFanout(opts: {
   heardPeerRetryMs?: number;
 }): FanoutConnection {
   const pub = new Redis(opts.url, { lazyConnect: false, maxRetriesPerRequest: null });
-  const sub = pub.duplicate();
+  const sub = subscriberOf(pub);
   for (const [name, c] of [
     ["publish", pub],
     ["subscribe", sub],
@@ -205,12 +219,20 @@ export function connectFanout(opts: {
     for (;;) {
       const got = await ask();
       const verdict = judgeRemoteRelease(got, agentId, REQUESTS_TIMEOUT_MS);
+      const past = Date.now() >= deadline;
       if (verdict !== "retry") {
+        // Every other dashboard answered that it does not hold the agent: true now, but a dashboard that has just
+        // started (behind the load balancer, after a restart) subscribes before its agents are back. Nobody ran
+        // anything, so asking again until the same deadline is safe; after it, "not connected" is the answer.
+        if (verdict.result === null && !past) {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
         if (got.err && verdict.result?.outcome === "error")
           opts.log(`fanout: release of ${command.lockId} not answered: ${got.err.message}`);
         return verdict.result;
       }
-      if (Date.now() >= deadline) {
+      if (past) {
         opts.log(
           `fanout: release of ${command.lockId}: no other dashboard subscribed to the fanout channel for ${retryMs} ms` +
             ` (agent last reported by another dashboard: ${lastHeard === undefined ? "never" : `${Date.now() - lastHeard} ms ago`};` +

@@ -2,6 +2,7 @@ import { expect, test } from "@playwright/test";
 import pg from "pg";
 import { createTestDatabase, type TestDatabase } from "../harness/postgres-server";
 import { startRedis, type RedisServer } from "../harness/redis";
+import { waitFor } from "../harness/ports";
 import { startAgent, startDashboard, type Dashboard, type Proc } from "../harness/stack";
 import { signIn } from "./sign-in";
 
@@ -35,6 +36,12 @@ test.beforeAll(async () => {
     AGENT_ID,
     POLL_INTERVAL_MS: "250",
     KEYSPACE_NOTIFICATIONS: "enable",
+  });
+  // The test's 5 s for the row start once the agent streams to A: its start took 10 to 13 s in loaded runs, and a
+  // run where the browser got there first failed waiting for the row.
+  await waitFor("the agent connected to dashboard A", () => a.output().includes(`agent ${AGENT_ID} connected`), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
   });
 });
 

@@ -89,8 +89,11 @@ describe("a release routed to the dashboard holding the agent", () => {
     await redis.stop();
   });
 
-  /** Dashboard A with a real agent connection (a socket.io client on loopback) that answers release:execute. */
-  async function dashboardWithAgent(agentId: string): Promise<Dashboard> {
+  /**
+   * Dashboard A with a real agent connection (a socket.io client on loopback) that answers release:execute; with
+   * `agentAfter`, A is up (and subscribed) first and the agent connects once that promise settles.
+   */
+  async function dashboardWithAgent(agentId: string, agentAfter?: Promise<unknown>): Promise<Dashboard> {
     const a = dashboard(redis, "A");
     open.push(a);
     const http = createServer();
@@ -100,6 +103,10 @@ describe("a release routed to the dashboard holding the agent", () => {
     const addr = http.address();
     const port = typeof addr === "object" && addr ? addr.port : 0;
     a.io.on("connection", (socket: Socket) => a.agents.add(agentId, socket as never, "instance-1"));
+    if (agentAfter) {
+      await waitFor("A subscribed", async () => (await numsub(redis)) >= 2);
+      await agentAfter;
+    }
     const client = connectClient(`http://127.0.0.1:${port}`, { transports: ["websocket"] });
     clients.push(client);
     client.on("release:execute", (_cmd: ReleaseCommand, ack: (r: ReleaseResult) => void) => ack(agentAnswer));
@@ -154,6 +161,21 @@ describe("a release routed to the dashboard holding the agent", () => {
     await dashboardWithAgent("agent-on-a");
     expect(await asking).toEqual(agentAnswer);
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+  });
+
+  it("asks again while A is up but its agent not back yet, and gets the agent's answer once it is", async () => {
+    const b = dashboard(redis, "B", { noPeerRetryMs: 5000 });
+    open.push(b);
+    let asked!: () => void;
+    const askedOnce = new Promise<void>((r) => (asked = r));
+    const a = dashboardWithAgent("agent-on-a", askedOnce);
+    await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
+    // A answers "not mine" (its agent is not connected yet): B keeps asking instead of saying "not connected".
+    const asking = b.agents.release("agent-on-a", command, 5000);
+    await new Promise((r) => setTimeout(r, 400));
+    asked();
+    await a;
+    expect(await asking).toEqual(agentAnswer);
   });
 
   it("says not connected when every other dashboard answered that it does not hold the agent", async () => {
