@@ -220,14 +220,12 @@ export function connectFanout(opts: {
       const got = await ask();
       const verdict = judgeRemoteRelease(got, agentId, REQUESTS_TIMEOUT_MS);
       const past = Date.now() >= deadline;
-      if (verdict !== "retry") {
-        // Every other dashboard answered that it does not hold the agent: true now, but a dashboard that has just
-        // started (behind the load balancer, after a restart) subscribes before its agents are back. Nobody ran
-        // anything, so asking again until the same deadline is safe; after it, "not connected" is the answer.
-        if (verdict.result === null && !past) {
-          await new Promise((r) => setTimeout(r, 200));
-          continue;
-        }
+      // Every other dashboard answered that it does not hold the agent: true now, but a dashboard that has just
+      // started (behind the load balancer, after a restart) subscribes before its agents are back. Nobody ran
+      // anything, so that is asked again until the same deadline, as a count of no other dashboard is; after it,
+      // "not connected" is the answer.
+      const askAgain = verdict === "retry" || (verdict.result === null && !past);
+      if (!askAgain) {
         if (got.err && verdict.result?.outcome === "error")
           opts.log(`fanout: release of ${command.lockId} not answered: ${got.err.message}`);
         return verdict.result;

@@ -233,20 +233,20 @@ export class LiveState {
 
   /** The holder of a live lock, or null (gone, or held by no one): lock(id)'s owner without building the lock. */
   ownerOf(id: string): string | null {
-    for (const a of this.agents.values()) {
-      const e = a.locks.get(id);
-      if (e) return e.lock.owner;
-    }
-    return null;
+    return this.entryOf(id)?.lock.owner ?? null;
   }
 
   lock(id: string): Lock | null {
-    const at = this.now();
+    const e = this.entryOf(id);
+    return e ? currentLock(e, this.now()) : null;
+  }
+
+  private entryOf(id: string): IndexedLock | undefined {
     for (const a of this.agents.values()) {
       const e = a.locks.get(id);
-      if (e) return currentLock(e, at);
+      if (e) return e;
     }
-    return null;
+    return undefined;
   }
 
   /** One page of a query, from the kept sorted orders: the same answer as runQuery over every entry. */

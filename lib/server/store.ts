@@ -91,6 +91,17 @@ export interface PendingDelivery {
 /** An unresolved alert as an evaluation compares it: everything but the evidence, which is the bulk of a row. */
 export type OpenAlertState = Omit<AlertView, "evidence" | "ackedAt" | "ackedBy" | "resolvedAt">;
 
+/** An alert's state without its evidence and acknowledgement details. */
+export function openAlertStateOf({
+  evidence: _e,
+  ackedAt: _a,
+  ackedBy: _b,
+  resolvedAt: _r,
+  ...state
+}: AlertView): OpenAlertState {
+  return state;
+}
+
 /** An alert to raise with the webhook deliveries that announce it (built once its id is known). */
 export interface AlertToRaise {
   alert: NewAlert;
@@ -264,9 +275,7 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
         const rows = await pool.query(OPEN_ALERT_STATES_POSTGRES).catch(() => null);
         if (rows) return rows.rows.map((r: Record<string, unknown>) => openAlertState(r, parseSeen(r.seen)));
       }
-      return (await this.openAlerts()).map(
-        ({ evidence: _e, ackedAt: _a, ackedBy: _b, resolvedAt: _r, ...state }) => state,
-      );
+      return (await this.openAlerts()).map(openAlertStateOf);
     },
     countOpenAlerts: () => prisma.alert.count({ where: { state: "open" } }),
     async findAlert(id) {

@@ -170,9 +170,11 @@ describe("a release routed to the dashboard holding the agent", () => {
     const askedOnce = new Promise<void>((r) => (asked = r));
     const a = dashboardWithAgent("agent-on-a", askedOnce);
     await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
+    const before = await publishes(redis);
     // A answers "not mine" (its agent is not connected yet): B keeps asking instead of saying "not connected".
     const asking = b.agents.release("agent-on-a", command, 5000);
-    await new Promise((r) => setTimeout(r, 400));
+    // B's request and A's answer: two PUBLISHes on the fanout Redis.
+    await waitFor("B asked and A answered", async () => (await publishes(redis)) >= before + 2);
     asked();
     await a;
     expect(await asking).toEqual(agentAnswer);
@@ -187,6 +189,17 @@ describe("a release routed to the dashboard holding the agent", () => {
     expect(result.message).toBe("agent agent-on-a is not connected");
   });
 });
+
+/** PUBLISH calls on the fanout Redis so far (INFO commandstats). */
+async function publishes(redis: RedisServer): Promise<number> {
+  const { Redis } = await import("ioredis");
+  const c = new Redis(redis.url);
+  try {
+    return Number(/cmdstat_publish:calls=(\d+)/.exec(await c.info("commandstats"))?.[1] ?? 0);
+  } finally {
+    c.disconnect();
+  }
+}
 
 async function numsub(redis: RedisServer): Promise<number> {
   const { Redis } = await import("ioredis");

@@ -1,7 +1,7 @@
 import type { AlertView } from "../../contract/alerts";
 import { ALERTS_CHANGED_MAX, type ServerToUiEvents } from "../../contract/socket";
 import type { LiveState } from "../live-state";
-import type { HistoryStore, OpenAlertState } from "../store";
+import { openAlertStateOf, type HistoryStore, type OpenAlertState } from "../store";
 import { alertRefresh, type AlertRefresh } from "./alert-refresh";
 import { LiveConditions, slicer, yieldToLoop } from "./live-conditions";
 import type { AlertRulesConfig, Condition } from "./rules";
@@ -37,8 +37,6 @@ export class AlertEngine {
   private running: Promise<AlertChanges> | null = null;
   /** When each open alert's condition was last seen clear (alert key -> ms), for the resolve grace. */
   private readonly clearSince = new Map<string, number>();
-  /** The open and acknowledged alerts as the last run left them (read at its start, with its raises and resolves). */
-  private openAfterRun: OpenAlertState[] = [];
   /**
    * The unresolved alerts by key, as the store held them at the last full read plus this engine's own writes since
    * (raises, refreshes, resolves, acknowledgements). Read again in full every OPEN_RESYNC_MS, and at the next run
@@ -78,7 +76,7 @@ export class AlertEngine {
    * run shows from the next one.
    */
   openAlerts(): readonly OpenAlertState[] {
-    return this.openAfterRun;
+    return [...this.open.values()];
   }
 
   async acknowledge(id: string, by: string): Promise<AlertView | null> {
@@ -103,8 +101,6 @@ export class AlertEngine {
    */
   private async openAlertStates(now: number): Promise<OpenAlertState[]> {
     if (this.openStale || now - this.openReadAtMs >= OPEN_RESYNC_MS) {
-      // Marked stale until the read succeeds, so a failed read is retried at the next run.
-      this.openStale = true;
       const rows = await this.deps.store.openAlertStates();
       this.open = new Map(rows.map((a) => [a.key, a]));
       this.openReadAtMs = now;
@@ -200,8 +196,7 @@ export class AlertEngine {
           continue;
         }
         changes.raised.push(alert);
-        const { evidence: _e, ackedAt: _a, ackedBy: _b, resolvedAt: _r, ...state } = alert;
-        this.open.set(alert.key, state);
+        this.open.set(alert.key, openAlertStateOf(alert));
       }
       await yieldToLoop();
     }
@@ -239,7 +234,6 @@ export class AlertEngine {
       if (this.open.get(a.key)?.id === a.id) this.open.delete(a.key);
       await yieldToLoop();
     }
-    this.openAfterRun = [...this.open.values()];
     this.openStale = resync;
     return changes;
   }
