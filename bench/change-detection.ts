@@ -6,6 +6,7 @@
  * release; lease end to `expired`) measured at a viewer of the dashboard.
  */
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import type { LockEvent } from "../lib/contract/lock";
 import { DEFAULT_SERVER_TIME_BUDGET_PERCENT, parseRedisTarget } from "../agent/config";
@@ -401,6 +402,9 @@ async function modeRun(
   } finally {
     waiter.stop();
     await stopAgent();
+    // BENCH_AGENT_LOG=<file>: the agent's last 20,000 characters of output (with BENCH_AGENT_NODE_FLAGS=--trace-gc,
+    // its collections), one file per mode: <file>.<mode>.
+    if (process.env.BENCH_AGENT_LOG) writeFileSync(`${process.env.BENCH_AGENT_LOG}.${label}`, agent.output());
     // Put the locks the operations removed or shortened back, for the next mode.
     await resetOpKeys(writer);
     admin.disconnect();
