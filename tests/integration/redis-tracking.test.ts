@@ -132,6 +132,49 @@ describe("client tracking against a real redis-server, compared with polling", (
     expect(last.detail?.observedBy).toBe("notification");
   });
 
+  it("announces new keys under a BCAST prefix again after its invalidation connection is killed", async () => {
+    // Its own agent: a pattern with a literal prefix (BCAST), and polls a minute apart so that no SCAN finds the
+    // new keys first: each must come from an announcement.
+    const bcast = `${prefix}-bc:`;
+    const invalidationIds = async () =>
+      new Set(
+        [...String(await c.call("CLIENT", "LIST")).matchAll(/id=(\d+) [^\n]*name=lockscope-agent-invalidations/g)].map(
+          (m) => m[1]!,
+        ),
+      );
+    const others = await invalidationIds();
+    const agent = await startInProcessAgent(redis.url, {
+      changeDetection: "track",
+      pollIntervalMs: 60_000,
+      lockPatterns: [`${bcast}*`],
+    });
+    try {
+      // After the first poll's SCAN pass, which could otherwise find the first key before its announcement is read.
+      await waitFor("track mode live, first pass done", () => {
+        const s = agent.loop.statuses()[0]!;
+        return s.changeDetection === "track" && s.lastScanAt !== undefined;
+      });
+      const announced = async (key: string) => {
+        await c.set(key, "owner-1", "PX", 60_000);
+        await waitFor(`${key} acquired`, () => agent.types(key).join() === "acquired");
+        expect(agent.events.find((e) => e.resource === key)!.detail?.observedBy).toBe("notification");
+      };
+      await announced(`${bcast}first`);
+      const [id] = [...(await invalidationIds())].filter((x) => !others.has(x));
+      expect(id).toBeDefined();
+      await c.call("CLIENT", "KILL", "ID", id!);
+      await waitFor("a new invalidation connection, tracking live", async () => {
+        const now = [...(await invalidationIds())].filter((x) => !others.has(x));
+        return now.length === 1 && now[0] !== id && agent.loop.statuses()[0]!.changeDetection === "track";
+      });
+      // The announcing connection stayed up: its prefixes must now be announced to the new connection.
+      await announced(`${bcast}second`);
+      expect(agent.log.join("\n")).not.toMatch(/not registered/);
+    } finally {
+      agent.stop();
+    }
+  });
+
   it("reports a FLUSHALL (an invalidation without keys) as releases in both modes", async () => {
     const key = `${prefix}:lock:flushed`;
     await c.set(key, "owner-F", "PX", 60_000);

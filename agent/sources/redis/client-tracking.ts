@@ -169,6 +169,11 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   async function registerBroadcast(id: string): Promise<void> {
     if (!announcer || announcer.status !== "ready") return;
     const args = ["TRACKING", "ON", "REDIRECT", id, "BCAST", ...opts.prefixes.flatMap((p) => ["PREFIX", p])];
+    // When the invalidation connection was replaced (a new CLIENT ID) while this one stayed up, it still holds its
+    // prefixes, redirected to the old id, and Redis refuses to register them again ("Prefix 'mutex:' overlaps with
+    // an existing prefix"): the announcements went to a connection that no longer exists. Off first, then on with
+    // the new id; a key written between the two is found by the paced SCAN.
+    await announcer.call("CLIENT", "TRACKING", "OFF");
     await announcer.call("CLIENT", ...args);
   }
 
