@@ -249,7 +249,10 @@ export function startTrackedReader(opts: TrackedReaderOptions): ClientTracking {
     onState: (state) => {
       if (state.live) {
         onMode("track", state.note);
-        say(`change detection: CLIENT TRACKING${opts.prefixes.length ? ` (BCAST ${opts.prefixes.join(", ")})` : ""}`);
+        // With BCAST refused or failed (the line before says why), the prefixes are not claimed here.
+        const bcast =
+          opts.prefixes.length === 0 ? "" : state.note ? " (no BCAST)" : ` (BCAST ${opts.prefixes.join(", ")})`;
+        say(`change detection: CLIENT TRACKING${bcast}`);
         return;
       }
       onMode("poll", state.reason);
