@@ -1,6 +1,7 @@
 import { createServer, type Server as HttpServer } from "node:http";
 import { Server, type Socket } from "socket.io";
 import { io as connectClient, type Socket as ClientSocket } from "socket.io-client";
+import type { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ReleaseCommand, ReleaseResult } from "../../lib/contract/release";
 import { AgentGateway } from "../../lib/server/agent-gateway";
@@ -75,11 +76,14 @@ function dashboard(
 
 describe("a release routed to the dashboard holding the agent", () => {
   let redis: RedisServer;
+  /** The test's own connection to the fanout Redis (closed by redis.stop()). */
+  let admin: Redis;
   const open: Dashboard[] = [];
   const clients: ClientSocket[] = [];
 
   beforeAll(async () => {
     redis = await startRedis();
+    admin = redis.client();
   });
   afterEach(async () => {
     for (const c of clients.splice(0)) c.disconnect();
@@ -104,7 +108,7 @@ describe("a release routed to the dashboard holding the agent", () => {
     const port = typeof addr === "object" && addr ? addr.port : 0;
     a.io.on("connection", (socket: Socket) => a.agents.add(agentId, socket as never, "instance-1"));
     if (agentAfter) {
-      await waitFor("A subscribed", async () => (await numsub(redis)) >= 2);
+      await waitFor("A subscribed", async () => (await numsub(admin)) >= 2);
       await agentAfter;
     }
     const client = connectClient(`http://127.0.0.1:${port}`, { transports: ["websocket"] });
@@ -117,7 +121,7 @@ describe("a release routed to the dashboard holding the agent", () => {
   it("waits for A's subscription when B counts no other dashboard yet, and gets A's answer", async () => {
     const b = dashboard(redis, "B");
     open.push(b);
-    await waitFor("B subscribed", async () => (await numsub(redis)) >= 1);
+    await waitFor("B subscribed", async () => (await numsub(admin)) >= 1);
     // B asks before A exists: the adapter counts none besides B and answers at once with nothing.
     const asking = b.agents.release("agent-on-a", command, 5000);
     await new Promise((r) => setImmediate(r));
@@ -140,7 +144,7 @@ describe("a release routed to the dashboard holding the agent", () => {
     const a1 = await dashboardWithAgent("agent-on-a");
     const b = dashboard(redis, "B", { noPeerRetryMs: 300, heardPeerRetryMs: 8000 });
     open.push(b);
-    await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
+    await waitFor("A and B subscribed", async () => (await numsub(admin)) >= 2);
     a1.fanout.fanout.snapshot({
       agentId: "agent-on-a",
       agentName: "a",
@@ -153,7 +157,7 @@ describe("a release routed to the dashboard holding the agent", () => {
     // A's dashboard goes (a restart behind the load balancer); B counts no other dashboard now.
     await a1.close();
     open.splice(open.indexOf(a1), 1);
-    await waitFor("only B subscribed", async () => (await numsub(redis)) === 1);
+    await waitFor("only B subscribed", async () => (await numsub(admin)) === 1);
     const started = Date.now();
     const asking = b.agents.release("agent-on-a", command, 5000);
     // Past the short window for an agent nobody reported: only the longer one for a heard agent is still asking.
@@ -169,12 +173,12 @@ describe("a release routed to the dashboard holding the agent", () => {
     let asked!: () => void;
     const askedOnce = new Promise<void>((r) => (asked = r));
     const a = dashboardWithAgent("agent-on-a", askedOnce);
-    await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
-    const before = await publishes(redis);
+    await waitFor("A and B subscribed", async () => (await numsub(admin)) >= 2);
+    const before = await publishes(admin);
     // A answers "not mine" (its agent is not connected yet): B keeps asking instead of saying "not connected".
     const asking = b.agents.release("agent-on-a", command, 5000);
     // B's request and A's answer: two PUBLISHes on the fanout Redis.
-    await waitFor("B asked and A answered", async () => (await publishes(redis)) >= before + 2);
+    await waitFor("B asked and A answered", async () => (await publishes(admin)) >= before + 2);
     asked();
     await a;
     expect(await asking).toEqual(agentAnswer);
@@ -184,30 +188,19 @@ describe("a release routed to the dashboard holding the agent", () => {
     await dashboardWithAgent("another-agent");
     const b = dashboard(redis, "B");
     open.push(b);
-    await waitFor("A and B subscribed", async () => (await numsub(redis)) >= 2);
+    await waitFor("A and B subscribed", async () => (await numsub(admin)) >= 2);
     const result = await b.agents.release("agent-on-a", command, 5000);
     expect(result.message).toBe("agent agent-on-a is not connected");
   });
 });
 
 /** PUBLISH calls on the fanout Redis so far (INFO commandstats). */
-async function publishes(redis: RedisServer): Promise<number> {
-  const { Redis } = await import("ioredis");
-  const c = new Redis(redis.url);
-  try {
-    return Number(/cmdstat_publish:calls=(\d+)/.exec(await c.info("commandstats"))?.[1] ?? 0);
-  } finally {
-    c.disconnect();
-  }
+async function publishes(c: Redis): Promise<number> {
+  return Number(/cmdstat_publish:calls=(\d+)/.exec(await c.info("commandstats"))?.[1] ?? 0);
 }
 
-async function numsub(redis: RedisServer): Promise<number> {
-  const { Redis } = await import("ioredis");
-  const c = new Redis(redis.url);
-  try {
-    const r = (await c.call("PUBSUB", "NUMSUB", "lockscope-request#/#")) as [string, number];
-    return Number(r[1]);
-  } finally {
-    c.disconnect();
-  }
+/** Dashboards subscribed to the release request channel. */
+async function numsub(c: Redis): Promise<number> {
+  const r = (await c.call("PUBSUB", "NUMSUB", "lockscope-request#/#")) as [string, number];
+  return Number(r[1]);
 }

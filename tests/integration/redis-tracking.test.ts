@@ -36,6 +36,12 @@ afterAll(async () => {
 const bothSee = (resource: string, want: string[], timeoutMs = 10_000) =>
   bothAgentsSee(track, poll, resource, want, timeoutMs);
 
+/** CLIENT IDs of the agents' invalidation connections, in CLIENT LIST's order. */
+async function invalidationIds(): Promise<string[]> {
+  const list = String(await c.call("CLIENT", "LIST"));
+  return [...list.matchAll(/id=(\d+) [^\n]*name=lockscope-agent-invalidations/g)].map((m) => m[1]!);
+}
+
 function detection(agent: InProcessAgent) {
   return agent.loop.statuses()[0]!;
 }
@@ -115,15 +121,13 @@ describe("client tracking against a real redis-server, compared with polling", (
     const key = `${prefix}:lock:killed-redirect`;
     await c.set(key, "owner-1", "PX", 60_000);
     await bothSee(key, ["acquired"]);
-    const before = String(await c.call("CLIENT", "LIST"));
-    const id = /id=(\d+) [^\n]*name=lockscope-agent-invalidations/.exec(before)![1]!;
-    await c.call("CLIENT", "KILL", "ID", id);
+    const [id] = await invalidationIds();
+    await c.call("CLIENT", "KILL", "ID", id!);
     await c.set(key, "owner-2", "PX", 60_000);
     await bothSee(key, ["acquired", "owner-changed"]);
     await waitFor("a new invalidation connection", async () => {
-      const list = String(await c.call("CLIENT", "LIST"));
-      const m = /id=(\d+) [^\n]*name=lockscope-agent-invalidations/.exec(list);
-      return m !== null && m[1] !== id && detection(track).changeDetection === "track";
+      const [now] = await invalidationIds();
+      return now !== undefined && now !== id && detection(track).changeDetection === "track";
     });
     // Tracking works again: a change is announced, not found by a poll.
     await c.set(key, "owner-3", "PX", 60_000);
@@ -136,13 +140,7 @@ describe("client tracking against a real redis-server, compared with polling", (
     // Its own agent: a pattern with a literal prefix (BCAST), and polls a minute apart so that no SCAN finds the
     // new keys first: each must come from an announcement.
     const bcast = `${prefix}-bc:`;
-    const invalidationIds = async () =>
-      new Set(
-        [...String(await c.call("CLIENT", "LIST")).matchAll(/id=(\d+) [^\n]*name=lockscope-agent-invalidations/g)].map(
-          (m) => m[1]!,
-        ),
-      );
-    const others = await invalidationIds();
+    const others = new Set(await invalidationIds());
     const agent = await startInProcessAgent(redis.url, {
       changeDetection: "track",
       pollIntervalMs: 60_000,
@@ -160,11 +158,11 @@ describe("client tracking against a real redis-server, compared with polling", (
         expect(agent.events.find((e) => e.resource === key)!.detail?.observedBy).toBe("notification");
       };
       await announced(`${bcast}first`);
-      const [id] = [...(await invalidationIds())].filter((x) => !others.has(x));
+      const [id] = (await invalidationIds()).filter((x) => !others.has(x));
       expect(id).toBeDefined();
       await c.call("CLIENT", "KILL", "ID", id!);
       await waitFor("a new invalidation connection, tracking live", async () => {
-        const now = [...(await invalidationIds())].filter((x) => !others.has(x));
+        const now = (await invalidationIds()).filter((x) => !others.has(x));
         return now.length === 1 && now[0] !== id && agent.loop.statuses()[0]!.changeDetection === "track";
       });
       // The announcing connection stayed up: its prefixes must now be announced to the new connection.
