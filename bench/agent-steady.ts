@@ -11,12 +11,17 @@
  *
  * The node flags are the agent's own (agent/node-flags.ts, lib/runtime/heap-growth.ts); --trace-gc shows the
  * collections, between the printed window marks (ms since the process started, the trace's clock).
+ * Over the window it also prints the collector's pauses (the `gc` performance entries: how many, the longest, how
+ * many over 25 ms), the event loop's longest delay and its p99, and the RSS sampled every 10 s (lowest, highest,
+ * last): what a V8 flag does to the agent's tail and memory over a long window (STEADY_S=3600).
  * Optional: REDIS_SERVER_TIME_BUDGET_PERCENT (default the agent's 0.7), CPU_PROFILE=<file> (a CPU profile of the
- * window), HEAP_SNAPSHOT=<file> (after the window), HEAP_SAMPLING=<file> (a sampling heap profile of the window's
- * allocations still in the heap at its end, before the full collection: open it in Chrome DevTools' Memory tab).
+ * window, which starts at the "window start" mark: the stalls are timed on the marks' clock), HEAP_SNAPSHOT=<file>
+ * (after the window), HEAP_SAMPLING=<file> (a sampling heap profile of the window's allocations still in the heap
+ * at its end, before the full collection: open it in Chrome DevTools' Memory tab).
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { writeHeapSnapshot } from "node:v8";
 import { Redis } from "ioredis";
 import { AgentLoop } from "../agent/agent";
@@ -92,10 +97,39 @@ async function main(): Promise<void> {
     });
   }
   console.log(`window start ${performance.now().toFixed(0)}`);
+  const pauses: number[] = [];
+  let majors = 0;
+  const long: string[] = [];
+  const gcs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      pauses.push(e.duration);
+      const major = (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+      if (major) majors++;
+      if (e.duration > 25)
+        long.push(`${major ? "full" : "other"} ${e.duration.toFixed(0)} ms at ${e.startTime.toFixed(0)}`);
+    }
+  });
+  gcs.observe({ entryTypes: ["gc"] });
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const rss: number[] = [];
+  const rssTimer = setInterval(() => rss.push(process.memoryUsage().rss), 10_000);
+  // When the loop was held (a 10 ms timer late by more than 50 ms): to line up with the agent's log and a profile.
+  const stalls: string[] = [];
+  let tick = performance.now();
+  const stallTimer = setInterval(() => {
+    const now = performance.now();
+    if (now - tick > 60) stalls.push(`${(now - tick - 10).toFixed(0)} ms at ${tick.toFixed(0)}`);
+    tick = now;
+  }, 10);
   const calls0 = await commandCalls(admin);
   const cpu0 = process.cpuUsage();
   const w0 = performance.now();
   await sleep(seconds("STEADY_S", 60));
+  clearInterval(rssTimer);
+  clearInterval(stallTimer);
+  delay.disable();
+  gcs.disconnect();
   const cpu = process.cpuUsage(cpu0);
   const windowS = (performance.now() - w0) / 1000;
   const calls1 = await commandCalls(admin);
@@ -116,6 +150,19 @@ async function main(): Promise<void> {
     `agent CPU ${((cpu.user + cpu.system) / 1e4 / windowS).toFixed(1)}% of a core over ${windowS.toFixed(0)} s`,
   );
   console.log(`calls/s on the server (commands called by scripts included): ${rates.join(", ")}`);
+  const longest = pauses.reduce((a, b) => Math.max(a, b), 0);
+  console.log(
+    `collector: ${pauses.length} pauses (${majors} full), longest ${longest.toFixed(1)} ms, ` +
+      `${long.length} over 25 ms${long.length ? ` (${long.slice(0, 20).join(", ")})` : ""}, ${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms in all; ` +
+      `event loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, longest ${(delay.max / 1e6).toFixed(1)} ms`,
+  );
+  console.log(
+    `event loop held over 50 ms: ${stalls.length} times${stalls.length ? `: ${stalls.slice(0, 30).join(", ")}` : ""}`,
+  );
+  if (rss.length > 0)
+    console.log(
+      `RSS every 10 s: lowest ${mb(Math.min(...rss))}, highest ${mb(Math.max(...rss))}, last ${mb(rss.at(-1)!)}`,
+    );
   gc();
   const m = process.memoryUsage();
   console.log(`after a full collection: heap used ${mb(m.heapUsed)}, heap total ${mb(m.heapTotal)}, RSS ${mb(m.rss)}`);
