@@ -97,12 +97,14 @@ async function main(): Promise<void> {
     });
   }
   console.log(`window start ${performance.now().toFixed(0)}`);
-  const pauses: number[] = [];
+  const pauses = { count: 0, ms: 0, longest: 0 };
   let majors = 0;
   const long: string[] = [];
   const gcs = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      pauses.push(e.duration);
+      pauses.count++;
+      pauses.ms += e.duration;
+      pauses.longest = Math.max(pauses.longest, e.duration);
       const major = (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
       if (major) majors++;
       if (e.duration > 25)
@@ -150,10 +152,10 @@ async function main(): Promise<void> {
     `agent CPU ${((cpu.user + cpu.system) / 1e4 / windowS).toFixed(1)}% of a core over ${windowS.toFixed(0)} s`,
   );
   console.log(`calls/s on the server (commands called by scripts included): ${rates.join(", ")}`);
-  const longest = pauses.reduce((a, b) => Math.max(a, b), 0);
   console.log(
-    `collector: ${pauses.length} pauses (${majors} full), longest ${longest.toFixed(1)} ms, ` +
-      `${long.length} over 25 ms${long.length ? ` (${long.slice(0, 20).join(", ")})` : ""}, ${pauses.reduce((a, b) => a + b, 0).toFixed(0)} ms in all; ` +
+    `collector: ${pauses.count} pauses (${majors} full), longest ${pauses.longest.toFixed(1)} ms, ` +
+      `${long.length} over 25 ms${long.length ? ` (${long.slice(0, 20).join(", ")})` : ""}, ` +
+      `${pauses.ms.toFixed(0)} ms in all; ` +
       `event loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, longest ${(delay.max / 1e6).toFixed(1)} ms`,
   );
   console.log(

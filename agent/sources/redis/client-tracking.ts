@@ -20,6 +20,7 @@ import { Redis } from "ioredis";
 export const INVALIDATE_CHANNEL = "__redis__:invalidate";
 
 export type TrackingState =
+  /** note: why the BCAST prefixes are not registered (its only use; per-key tracking is live either way). */
   | { live: true; note?: string }
   /** refused: the server will not track (old Redis, ACL, a proxy): the caller falls back to polling for good. */
   | { live: false; refused: boolean; reason: string };
