@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   let observeWrite: (seconds: number, events: number) => void = () => undefined;
   // Concurrent agents' messages are coalesced into one write (group commit) of at most one statement's worth of
   // events, storeWriters such writes at once. The write-time histogram times each store write, so one per group.
-  const timed = withWriteTiming(openStore(config.databaseUrl), (s, n) => observeWrite(s, n));
+  const timed = withWriteTiming(openStore(config.databaseUrl, { log }), (s, n) => observeWrite(s, n));
   const store = config.storeGroupCommit
     ? withGroupCommit(timed, {
         maxEvents: EVENTS_PER_WRITE[config.databaseProvider],

@@ -169,7 +169,7 @@ const CHUNK = EVENTS_PER_WRITE;
  * The PostgreSQL client is generated from prisma/postgres/schema.prisma, whose models the drift test keeps identical
  * to prisma/schema.prisma, so both clients have the same API and this module uses one type for both.
  */
-export function openStore(databaseUrl: string | undefined): HistoryStore {
+export function openStore(databaseUrl: string | undefined, opts: { log?: (line: string) => void } = {}): HistoryStore {
   const target = parseDatabaseUrl(databaseUrl);
   let prisma: PrismaClient;
   let ready: Promise<void> = Promise.resolve();
@@ -180,6 +180,11 @@ export function openStore(databaseUrl: string | undefined): HistoryStore {
   let sqliteAlerts: SqliteAlerts | null = null;
   if (target.provider === "postgresql") {
     pool = new pg.Pool({ connectionString: target.url, application_name: "lockscope-dashboard" });
+    // An idle connection that the server ends (a restart, a failover, pg_terminate_backend, a proxy's idle timeout)
+    // is reported as the pool's 'error' event, which without a listener ends the process. Prisma's adapter listens
+    // only between its first query and $disconnect, and the ingest uses the pool before that: the pool drops the
+    // connection and the next query opens another, so a log line is all this needs.
+    pool.on("error", (err: Error) => opts.log?.(`history store: idle PostgreSQL connection lost: ${err.message}`));
     prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
   } else {
     const file = target.url.slice("file:".length);

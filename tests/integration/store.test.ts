@@ -15,7 +15,8 @@ import {
   SqliteIngest,
   type HistoryStore,
 } from "../../lib/server/store";
-import { createTestDatabase } from "../harness/postgres-server";
+import { createTestDatabase, SHARED_POSTGRES } from "../harness/postgres-server";
+import { waitFor } from "../harness/ports";
 
 // One suite, run against each store (like node-redlock's tests): a real SQLite file, and a fresh database on the
 // machine's PostgreSQL 15, each migrated the way the dashboard migrates it at start.
@@ -549,6 +550,43 @@ describe("the SQLite fast paths", () => {
       );
     } finally {
       db.close();
+    }
+  });
+});
+
+describe("the PostgreSQL store when the server ends its connection", () => {
+  it("logs the lost idle connection and answers from a new one, before Prisma's first query", async () => {
+    const db = await createTestDatabase();
+    const lines: string[] = [];
+    const admin = new pg.Client({ connectionString: SHARED_POSTGRES });
+    try {
+      await migrateDatabase(db.url, projectRoot);
+      await admin.connect();
+      const ours = async () =>
+        (
+          await admin.query(
+            `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'lockscope-dashboard'`,
+            [db.name],
+          )
+        ).rows.map((r: { pid: number }) => r.pid);
+      const terminate = async () => {
+        const pids = await ours();
+        expect(pids.length).toBeGreaterThan(0);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [pids]);
+        await waitFor("the terminated backends to be gone", async () => (await ours()).length === 0);
+      };
+      const store = openStore(db.url, { log: (line) => lines.push(line) });
+      // The unresolved alerts are read through the pool itself: its idle connection exists, Prisma's does not yet.
+      expect(await store.openAlertStates()).toEqual([]);
+      await terminate();
+      await waitFor("the lost connection to be logged", () => lines.length > 0);
+      expect(lines[0]).toMatch(/^history store: idle PostgreSQL connection lost: terminating connection/);
+      expect(await store.openAlertStates()).toEqual([]);
+      expect(await store.openAlerts()).toEqual([]);
+      await store.close();
+    } finally {
+      await admin.end().catch(() => undefined);
+      await db.drop();
     }
   });
 });
