@@ -80,8 +80,12 @@ describe("the paced SCAN at a 1% server-time budget", () => {
     const elapsedMs = Date.now() - t0;
     const scanMs = (usec.get("scan") ?? 0) / 1000;
     expect(scanMs).toBeGreaterThan(0); // the pass moves on
-    // 1% of the elapsed time plus the 10 ms burst and one step of overdraft (a COUNT 1000 step is about 1 ms).
-    expect(scanMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + 5);
+    // 1% of the elapsed time plus the 10 ms burst, one step of overdraft (a COUNT 1000 step is about 1 ms), and
+    // what the server's account of the steps since the agent last read it adds to their estimate: the agent reads it
+    // every second while the budget binds, and a second's 10 ms allowance counted at half the cost is 10 ms more
+    // (on a loaded machine the server waits for a core inside a step, and counts it: 80.4 ms against 72.8 once,
+    // before the agent settled its charges with the account).
+    expect(scanMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + 5 + 10);
     // Unpaced, 200 steps of about 1 ms would finish the pass in the first poll.
     expect(a.loop.statuses()[0]!.lastScanAt).toBeUndefined();
   });

@@ -21,11 +21,26 @@ class LoadedRedis implements RedisLockPort {
   infos = 0;
   /** Commands the server has run and would list in commandstats (a fresh server lists none). */
   readonly ran = new Set<string>();
-  /** usec_per_call the server reports per command. */
+  /** What each call of a command costs the server now, in µs. */
   usec: Record<string, number> = { scan: 8, type: 0.5, pttl: 0.5, "pubsub|numsub": 2 };
+  /** The server's totals per command (a command marked as run before the test starts has ten calls). */
+  private readonly totals = new Map<string, { calls: number; usec: number }>();
+
+  /** The server's own account of a command so far, in ms. */
+  serverMs(command: string): number {
+    return (this.totals.get(command)?.usec ?? 0) / 1000;
+  }
+
+  private account(command: string, calls: number): void {
+    this.ran.add(command);
+    const t = this.totals.get(command) ?? { calls: 0, usec: 0 };
+    t.calls += calls;
+    t.usec += calls * this.usec[command]!;
+    this.totals.set(command, t);
+  }
 
   async scan(cursor: string, count: number) {
-    this.ran.add("scan");
+    this.account("scan", 1);
     this.scans++;
     clock += this.replyMs;
     const all = [...this.strings.keys(), ...this.hashes.keys()].sort();
@@ -39,7 +54,8 @@ class LoadedRedis implements RedisLockPort {
   }
 
   async sample(keys: Buffer[]): Promise<KeySample[]> {
-    this.ran.add("type").add("pttl");
+    this.account("type", keys.length);
+    this.account("pttl", keys.length);
     clock += this.replyMs;
     return keys.map((key) => {
       const k = key.toString();
@@ -58,7 +74,7 @@ class LoadedRedis implements RedisLockPort {
   }
 
   async numsub(channels: string[]) {
-    this.ran.add("pubsub|numsub");
+    this.account("pubsub|numsub", 1);
     clock += this.replyMs;
     return channels.flatMap((c) => [c, 0]);
   }
@@ -69,8 +85,10 @@ class LoadedRedis implements RedisLockPort {
 
   async commandStats() {
     this.infos++;
-    const lines = [...this.ran].map(
-      (c) => `cmdstat_${c}:calls=10,usec=${this.usec[c]! * 10},usec_per_call=${this.usec[c]!.toFixed(2)}`,
+    for (const c of this.ran) if (!this.totals.has(c)) this.account(c, 10);
+    const lines = [...this.totals].map(
+      ([c, t]) =>
+        `cmdstat_${c}:calls=${t.calls},usec=${Math.round(t.usec)},usec_per_call=${(t.usec / t.calls).toFixed(2)}`,
     );
     return ["# Commandstats", ...lines, ""].join("\r\n");
   }
@@ -163,6 +181,34 @@ describe("the SCAN pace under CPU contention", () => {
     expect(fake.scans * stepMs).toBeGreaterThan(0.009 * elapsedMs);
     expect(s.status().lastScanAt).toBeUndefined(); // 1,000 steps a pass: paced, not done in a minute
   });
+
+  it("slows the pass down when the server's steps start to cost more than the last account said", async () => {
+    const fake = new LoadedRedis();
+    fake.replyMs = 5;
+    fake.virtualKeys = 1_000_000;
+    fake.usec.scan = 800;
+    fake.ran.add("scan").add("type").add("pttl");
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    const s = source(fake, budget);
+    const run = async (polls: number) => {
+      const t0 = clock;
+      const ms0 = fake.serverMs("scan");
+      for (let i = 0; i < polls; i++) {
+        clock += 250;
+        await s.poll();
+      }
+      return { elapsedMs: clock - t0, scanMs: fake.serverMs("scan") - ms0 };
+    };
+    await run(40);
+    // The server now shares its cores: each step takes it twice as long by its own account. Charged at the old
+    // rate until the next read, the pass would take 2% of it; settled and re-estimated within a second, it keeps 1%.
+    fake.usec.scan = 1600;
+    const { elapsedMs, scanMs } = await run(240);
+    // 1% of the minute, the 10 ms burst, and the part charged at the old rate before the read: about a second's
+    // allowance at most (10 ms) counted at half its cost, and one step of overdraft.
+    expect(scanMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + 10 + 2);
+    expect(scanMs).toBeGreaterThan(0.009 * elapsedMs);
+  });
 });
 
 describe("CommandCosts", () => {
@@ -178,22 +224,46 @@ describe("CommandCosts", () => {
     expect(c.estimateMs("numsub", 1)).toBeCloseTo((3 * 1.2 + 1) / 1000);
   });
 
-  it("returns what reply times charged before the account overstated, once, and forgets what it cannot account for", () => {
+  it("settles reply times charged for want of an account, once, and lets what it cannot account for stand", () => {
     const c = new CommandCosts();
-    c.charged("scan", 2, 50);
-    c.charged("read", 10, 30);
-    c.charged("numsub", 1, 0.001); // charged less than the account: nothing to give back
-    expect(c.awaiting).toBe(true);
-    const refund = c.update(
+    c.charged("scan", 2, 50, true);
+    c.charged("read", 10, 30, true);
+    c.charged("numsub", 1, 0.001, true); // charged less than the account: the difference is charged as well
+    expect(c.awaiting(10)).toBe(true);
+    const correction = c.update(
       "cmdstat_scan:calls=2,usec=20,usec_per_call=10.00\r\ncmdstat_type:calls=10,usec=5,usec_per_call=0.50\r\n" +
         "cmdstat_pttl:calls=10,usec=5,usec_per_call=0.50\r\ncmdstat_pubsub|numsub:calls=1,usec=4,usec_per_call=4.00\r\n",
     );
-    expect(refund).toBeCloseTo(50 - (2 * (10 * 1.2 + 1)) / 1000 + 30 - (10 * (2 * 1 + 4)) / 1000);
-    expect(c.awaiting).toBe(false);
+    expect(correction).toBeCloseTo(
+      (2 * (10 * 1.2 + 1)) / 1000 - 50 + (10 * (2 * 1 + 4)) / 1000 - 30 + (4 * 1.2 + 1) / 1000 - 0.001,
+    );
+    expect(c.awaiting(10)).toBe(false);
     expect(c.update("")).toBe(0);
-    c.charged("fingerprint", 1, 20);
+    c.charged("fingerprint", 1, 20, true);
     expect(c.update("cmdstat_scan:calls=2,usec=20,usec_per_call=10.00\r\n")).toBe(0); // no EVALSHA line: it stands
-    expect(c.awaiting).toBe(false);
+    expect(c.awaiting(10)).toBe(false);
+  });
+
+  it("estimates from the last interval's time per call and settles what it charged at that interval's rate", () => {
+    const c = new CommandCosts();
+    const stats = (calls: number, usec: number) =>
+      `cmdstat_scan:calls=${calls},usec=${usec},usec_per_call=${(usec / calls).toFixed(2)}\r\n`;
+    const step = (usec: number) => (usec * 1.2 + 1) / 1000;
+    c.update(stats(100, 80_000));
+    expect(c.scanMs()).toBeCloseTo(step(800));
+    // 50 steps charged at 800 µs while the server spent 1,600 µs on each (it waited for a core inside them).
+    for (let i = 0; i < 50; i++) c.charged("scan", 1, c.scanMs()!, false);
+    expect(c.awaiting(10)).toBe(true); // 48 ms charged since the read: more than a second's 10 ms allowance
+    expect(c.update(stats(150, 160_000))).toBeCloseTo(50 * (step(1600) - step(800)));
+    expect(c.scanMs()).toBeCloseTo(step(1600)); // the interval's rate, not the 1,067 µs average since the start
+    // An interval of fewer than ten calls is too noisy to go by: the average since the start stands for it.
+    c.charged("scan", 3, 3 * step(1600), false);
+    expect(c.update(stats(153, 160_000 + 3 * 100))).toBeCloseTo(3 * step(160_300 / 153) - 3 * step(1600));
+    expect(c.scanMs()).toBeCloseTo(step(160_300 / 153));
+    // CONFIG RESETSTAT: fewer calls than at the last read; the new totals are the interval.
+    c.update(stats(20, 10_000));
+    expect(c.scanMs()).toBeCloseTo(step(500));
+    expect(c.awaiting(10)).toBe(false);
   });
 
   it("gives a refund back to the budget, never beyond one second's allowance", () => {

@@ -662,18 +662,19 @@ export class RedisSource {
   }
 
   /**
-   * Every 10 s, the server's account of its commands' cost (one INFO); refused or failing, reply times count. After
-   * a reply time was charged for want of it (a fresh server: the first INFO comes before the first SCAN), it is
-   * read again within a second and the overcharge refunded: under CPU contention the first pass's reply times
-   * alone were seconds of debt, with no SCAN step meanwhile.
+   * Every 10 s, the server's account of its commands' cost (one INFO), which also settles what was charged since
+   * the last read (CommandCosts); refused or failing, the charges stand. Within a second instead while the budget
+   * binds (more than a second's allowance charged since the last read: a paced SCAN pass) or after a reply time was
+   * charged for want of an account (a fresh server: the first INFO comes before the first SCAN; under CPU
+   * contention the first pass's reply times alone were seconds of debt, with no SCAN step meanwhile).
    */
   private async readCommandCosts(): Promise<void> {
     if (this.budget.unlimited || !this.port.commandStats) return;
     const now = this.now();
-    if (now - this.costsReadAtMs < (this.costs.awaiting ? 1000 : 10_000)) return;
+    if (now - this.costsReadAtMs < (this.costs.awaiting(this.budget.fraction * 1000) ? 1000 : 10_000)) return;
     this.costsReadAtMs = now;
     try {
-      this.budget.refund(this.costs.update(await this.port.commandStats()));
+      this.budget.correct(this.costs.update(await this.port.commandStats()));
     } catch {
       // INFO commandstats refused: the budget charges reply times, an upper bound
       this.costs.forget();
@@ -683,12 +684,11 @@ export class RedisSource {
   /**
    * Runs one batch of lockscope's commands against the server-time budget: charged at the server's own account
    * of such commands when known (a reply time on a loaded agent host is mostly the agent's waiting), else at the
-   * reply time, corrected once the account is read.
+   * reply time; either way settled at the next read of the account.
    */
   private metered<T>(kind: CommandKind, units: number, fn: () => Promise<T>): Promise<T> {
     const estimate = this.costs.estimateMs(kind, units);
-    if (estimate !== undefined) return this.budget.measure(fn, estimate);
-    return this.budget.measure(fn, undefined, (ms) => this.costs.charged(kind, units, ms));
+    return this.budget.measure(fn, estimate, (ms) => this.costs.charged(kind, units, ms, estimate === undefined));
   }
 
   /**

@@ -54,7 +54,7 @@ export class ServerTimeBudget {
    * Runs fn, charging its wall time to the budget (also when it fails: the server may still have done the work),
    * or the server's own account of such commands when that is known and smaller (`estimateMs`, see
    * CommandCosts): a reply time on a busy agent host is mostly the agent's own waiting and parsing. `charged`
-   * hears what was charged, so a reply time charged for want of an account can be corrected later (`refund`).
+   * hears what was charged, so it can be settled against the server's account later (`correct`).
    */
   async measure<T>(fn: () => Promise<T>, estimateMs?: number, charged?: (ms: number) => void): Promise<T> {
     const t0 = this.now();
@@ -78,6 +78,12 @@ export class ServerTimeBudget {
     if (this.unlimited) return;
     this.refill();
     this.tokensMs = Math.min(this.capacityMs(), this.tokensMs + ms);
+  }
+
+  /** Applies a correction from the server's account: more to charge (positive) or given back (negative). */
+  correct(ms: number): void {
+    if (ms > 0) this.spend(ms);
+    else this.refund(-ms);
   }
 
   /** All time charged so far, for the source's status and the bench. */
@@ -104,13 +110,31 @@ export class ServerTimeBudget {
  * Returns microseconds per call by command name; lines that do not parse are skipped.
  */
 export function parseUsecPerCall(info: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const m of info.matchAll(/^cmdstat_([a-z0-9|_-]+):calls=\d+,usec=\d+,usec_per_call=([0-9.]+)/gm)) {
-    const v = Number(m[2]);
-    if (Number.isFinite(v)) out.set(m[1]!, v);
+  return new Map([...parseCommandStats(info)].map(([name, a]) => [name, a.usecPerCall]));
+}
+
+/** One command's line of INFO commandstats: totals since the server started or its statistics were reset. */
+export interface CommandAccount {
+  calls: number;
+  usec: number;
+  usecPerCall: number;
+}
+
+/** The calls, usec and usec_per_call of each command in INFO commandstats; lines that do not parse are skipped. */
+export function parseCommandStats(info: string): Map<string, CommandAccount> {
+  const out = new Map<string, CommandAccount>();
+  for (const m of info.matchAll(/^cmdstat_([a-z0-9|_-]+):calls=(\d+),usec=(\d+),usec_per_call=([0-9.]+)/gm)) {
+    const a = { calls: Number(m[2]), usec: Number(m[3]), usecPerCall: Number(m[4]) };
+    if (Number.isFinite(a.calls) && Number.isFinite(a.usec) && Number.isFinite(a.usecPerCall)) out.set(m[1]!, a);
   }
   return out;
 }
+
+/**
+ * Calls of a command between two reads of INFO commandstats below which the interval's own average is too noisy to
+ * use (one slow call among three): the average since the server started stands for it then.
+ */
+const MIN_INTERVAL_CALLS = 10;
 
 /**
  * What commandstats leaves out: reading and parsing the request, writing the reply (about a microsecond per small
@@ -127,49 +151,86 @@ const PER_COMMAND_USEC = 1;
 export type CommandKind = "scan" | "read" | "numsub" | "fingerprint" | "exists";
 
 /**
- * The server's own account of what lockscope's commands cost, from INFO commandstats: the average time per call of
- * each command, over all clients (lockscope's calls dominate those of SCAN, TYPE and PUBSUB NUMSUB on most
- * servers). Unknown until the server has run the command once and INFO has been read after it; meanwhile the
- * budget charges reply times, which under CPU contention are mostly the agent's own waiting (a 60 ms NUMSUB reply
- * for 5 µs of server time is 6 s of a 1% budget): those charges are remembered, and what they overstated is
- * given back once the account is known (`update` returns it).
+ * The server's own account of what lockscope's commands cost, from INFO commandstats: the time per call of each
+ * command, over all clients (lockscope's calls dominate those of SCAN, TYPE and PUBSUB NUMSUB on most servers),
+ * between the last two reads (the average since the server started when the interval ran too few calls).
+ *
+ * Every charge is an estimate: until the server has run a command and INFO has been read after it, the reply time
+ * (under CPU contention mostly the agent's own waiting: a 60 ms NUMSUB reply for 5 µs of server time is 6 s of a 1%
+ * budget); after that, the last interval's time per call, while the calls now sent may cost more (the account is
+ * the time spent inside each command, so a server that shares its cores with busy processes is charged the time it
+ * waited for one: with the unit tests running beside it, one test run's SCAN steps averaged 1,355 µs against 870 to
+ * 960 in the three runs around it). So each read of INFO also settles what was charged since the last one at
+ * that interval's own rate (`update` returns the difference): over time the budget follows the server's account,
+ * not the first estimate of it.
  */
 export class CommandCosts {
   private usec: Map<string, number> = new Map();
-  /** Reply times charged for want of an account, per kind: units and ms charged. */
-  private readonly provisional = new Map<CommandKind, { units: number; chargedMs: number }>();
+  /** Each command's totals at the last read, to take the next interval's time per call from. */
+  private totals: Map<string, CommandAccount> = new Map();
+  /** Charged since the last read, per kind: units and ms. */
+  private readonly pending = new Map<CommandKind, { units: number; chargedMs: number }>();
+  /** Whether a reply time was charged since the last read for want of an account. */
+  private provisional = false;
+  private pendingMs = 0;
 
-  /** Reads the server's account; returns the ms that provisional charges overstated by it (to refund). */
+  /**
+   * Reads the server's account; returns what the charges since the last read fell short of it (positive: to charge
+   * as well) or overstated it (negative: to give back).
+   */
   update(info: string): number {
-    const parsed = parseUsecPerCall(info);
-    if (parsed.size > 0) this.usec = parsed;
-    let refund = 0;
-    for (const [kind, p] of this.provisional) {
-      const est = this.estimateMs(kind, p.units);
-      if (est !== undefined) refund += Math.max(0, p.chargedMs - est);
+    const parsed = parseCommandStats(info);
+    if (parsed.size > 0) {
+      const rates = new Map<string, number>();
+      for (const [name, a] of parsed) {
+        const before = this.totals.get(name);
+        // Fewer calls than at the last read: the statistics were reset (CONFIG RESETSTAT), the totals are all new.
+        const since = before && a.calls >= before.calls ? before : { calls: 0, usec: 0 };
+        const calls = a.calls - since.calls;
+        rates.set(name, calls >= MIN_INTERVAL_CALLS ? (a.usec - since.usec) / calls : a.usecPerCall);
+      }
+      this.usec = rates;
+      this.totals = parsed;
     }
-    // One read after the commands ran either knows them or never will (statistics reset, a proxy that hides
-    // them): either way the rest of the charges stand, so INFO is not read again early for them.
-    this.provisional.clear();
-    return refund;
+    let correction = 0;
+    for (const [kind, p] of this.pending) {
+      const est = this.estimateMs(kind, p.units);
+      if (est !== undefined) correction += est - p.chargedMs;
+    }
+    // What the read does not list (a proxy that hides a command, a refused INFO) stands as charged: one read after
+    // the commands ran either knows them or never will, so INFO is not read again early for them.
+    this.pending.clear();
+    this.provisional = false;
+    this.pendingMs = 0;
+    return correction;
   }
 
-  /** Whether a reply time was charged for want of an account (INFO should be read again soon). */
-  get awaiting(): boolean {
-    return this.provisional.size > 0;
+  /**
+   * Whether INFO should be read again soon (within a second, not ten): a reply time was charged for want of an
+   * account, or more than `bindingMs` was charged since the last read (the budget binds: its estimates matter).
+   */
+  awaiting(bindingMs: number): boolean {
+    return this.provisional || this.pendingMs > bindingMs;
   }
 
-  /** INFO commandstats refused or failed: reply times stand. */
+  /** INFO commandstats refused or failed: the charges stand. */
   forget(): void {
-    this.provisional.clear();
+    this.pending.clear();
+    this.provisional = false;
+    this.pendingMs = 0;
   }
 
-  /** A reply time of `chargedMs` was charged for `units` of `kind` for want of an account: refunded in part later. */
-  charged(kind: CommandKind, units: number, chargedMs: number): void {
-    const p = this.provisional.get(kind) ?? { units: 0, chargedMs: 0 };
+  /**
+   * `chargedMs` was charged for `units` of `kind`: at the reply time for want of an account (`provisional`), else
+   * at the estimate. Settled at the next read.
+   */
+  charged(kind: CommandKind, units: number, chargedMs: number, provisional: boolean): void {
+    const p = this.pending.get(kind) ?? { units: 0, chargedMs: 0 };
     p.units += units;
     p.chargedMs += chargedMs;
-    this.provisional.set(kind, p);
+    this.pending.set(kind, p);
+    this.pendingMs += chargedMs;
+    if (provisional) this.provisional = true;
   }
 
   /** The server time of `units` of `kind`, in ms, or undefined while the server has not accounted for it. */
