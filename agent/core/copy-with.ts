@@ -15,6 +15,17 @@ export function copyWith<T extends object, A extends object, B extends object = 
   return Object.assign({}, base, a, b);
 }
 
+/**
+ * One empty list shared by every lock that has none (no waiters, no hazards, no renewals seen): at 100,000 locks a
+ * new empty array each was 300,000 objects of 32 bytes (a heap snapshot, 2026-12-07), 10% of the agent's objects,
+ * which the collector marks at every full collection. Frozen: code that pushed into one would throw, not change every
+ * lock at once (lists are replaced, never changed in place, and the tests hold to it).
+ */
+export function none<T>(): T[] {
+  return NONE as unknown as T[];
+}
+const NONE: readonly never[] = Object.freeze([]);
+
 /** Fields of a Lock that only some locks have; they are added when present (`holders` only for semaphores, ...). */
 type RareField = "holders" | "holdersTotal" | "receivedAt" | "quorum" | "zookeeper" | "database";
 type LockField = Exclude<keyof Lock, RareField>;

@@ -1,7 +1,7 @@
 import { hash } from "node:crypto";
-import type { Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
+import type { Hazard, Lock, LockEvent, LockEventType } from "../../lib/contract/lock";
 import { classifyChange, DEFAULT_TOLERANCE_MS } from "./classify";
-import { copyLockWith } from "./copy-with";
+import { copyLockWith, none } from "./copy-with";
 import { diffHolders, endOf, type TrackedHolding } from "./holders";
 import { DeadlineHeap } from "./deadline-heap";
 import {
@@ -177,7 +177,7 @@ export class LockTracker {
       const goneAt = this.recentReleases.get(obs.id)?.atMs;
       if (!prev && goneAt !== undefined && observedAtMs < goneAt) continue;
       if (!prev) {
-        const history: HoldingHistory = { sinceMs: observedAtMs, renewals: [], maxTtlMs: obs.ttlMs };
+        const history: HoldingHistory = { sinceMs: observedAtMs, renewals: none(), maxTtlMs: obs.ttlMs };
         const released = this.recentReleases.get(obs.id);
         // The previous holder's lease ran out (it did not release) and someone else took the lock soon after: the
         // "slow holder outlived its TTL" case, seen across two polls instead of within one.
@@ -229,7 +229,7 @@ export class LockTracker {
       const history: HoldingHistory = ownerChanged
         ? {
             sinceMs: observedAtMs,
-            renewals: [],
+            renewals: none(),
             maxTtlMs: obs.ttlMs,
             ...(c.afterExpiry ? { tookOverExpired: { previousOwner: prev.lock.owner, atMs: observedAtMs } } : {}),
           }
@@ -355,7 +355,8 @@ export class LockTracker {
       const codes = new Set(extra.map((h) => h.code));
       let current = t;
       if (codes.size !== t.historyCodes.size || ![...codes].every((c) => t.historyCodes.has(c))) {
-        const lock = copyLockWith(t.lock, { hazards: [...base, ...extra] });
+        const hazards = [...base, ...extra];
+        const lock = copyLockWith(t.lock, { hazards: hazards.length > 0 ? hazards : none<Hazard>() });
         current = { ...t, lock, fingerprint: fingerprint(lock), historyCodes: codes.size > 0 ? codes : NO_CODES };
         this.tracked.set(lock.id, current);
         out.upserts.push(lock);

@@ -1,5 +1,6 @@
 import type { Hazard, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
+import { none } from "../../core/copy-with";
 import { cutPrefix, escapeBytes } from "../../core/escape";
 import { staticHazards } from "../../core/hazards";
 import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
@@ -1332,6 +1333,10 @@ export class RedisSource {
     // One literal with every common field, no spread: spread-in fields made V8 keep each lock's fields partly in a
     // separate property array (13 MB at 100,000 locks in a heap snapshot, 2026-12-06). An absent fingerprint is
     // undefined, which JSON leaves out as before.
+    const hazards = [
+      ...staticHazards({ backend: "redis", ttlMs, kind: s.type }, { ttlByDesign: NO_TTL_BY_DESIGN.has(rec.rule) }),
+      ...(rec.hazards ?? []),
+    ];
     const lock: ObservedLock = {
       id,
       backend: "redis",
@@ -1343,14 +1348,11 @@ export class RedisSource {
       rule: rec.rule,
       ttlMs,
       holder: rec.holder,
-      waiters: rec.waiters,
+      waiters: rec.waiters.length > 0 ? rec.waiters : none(),
       observedAt: new Date(atMs).toISOString(),
       kind: s.type,
       valuePreview: previewSample(s),
-      hazards: [
-        ...staticHazards({ backend: "redis", ttlMs, kind: s.type }, { ttlByDesign: NO_TTL_BY_DESIGN.has(rec.rule) }),
-        ...(rec.hazards ?? []),
-      ],
+      hazards: hazards.length > 0 ? hazards : none(),
       agentId: this.opts.agentId,
     };
     // Permit semaphores only.

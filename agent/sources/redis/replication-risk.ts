@@ -33,8 +33,8 @@ export interface ReplicaCheck {
 /** When the watcher first saw a lock, and the master's replication offset then. */
 export interface FirstSeen {
   /** Read after the lock was seen on the master, so at or past the offset of the write that made it. */
-  offset: number;
-  atMs: number;
+  readonly offset: number;
+  readonly atMs: number;
 }
 
 /** Replicas acknowledge their offset once a second; an acknowledgement older than this is overdue. */
