@@ -112,6 +112,27 @@ function source(fake: LoadedRedis, budget: ServerTimeBudget) {
   return s;
 }
 
+/** 1,000,000 keys on a server that has accounted for them: a SCAN COUNT 1000 step costs it 0.8 ms (stack.md). */
+function largeKeyspace() {
+  const fake = new LoadedRedis();
+  fake.replyMs = 5;
+  fake.virtualKeys = 1_000_000;
+  fake.usec.scan = 800;
+  fake.ran.add("scan").add("type").add("pttl");
+  const budget = new ServerTimeBudget(0.01, () => clock);
+  return { fake, s: source(fake, budget) };
+}
+
+/** Polls every 250 ms, `polls` times; returns the time that passed. */
+async function pollEvery250ms(s: RedisSource, polls: number): Promise<number> {
+  const t0 = clock;
+  for (let i = 0; i < polls; i++) {
+    clock += 250;
+    await s.poll();
+  }
+  return clock - t0;
+}
+
 /** Polls every 250 ms (as the e2e agent does) until `key` is reported acquired; returns how many polls it took. */
 async function pollsUntilFound(s: RedisSource, key: string, max = 200): Promise<number> {
   for (let n = 1; n <= max; n++) {
@@ -161,20 +182,8 @@ describe("the SCAN pace under CPU contention", () => {
   });
 
   it("keeps a large keyspace's pass within 1% of the server when the server's account is the true cost", async () => {
-    const fake = new LoadedRedis();
-    fake.replyMs = 5;
-    // 1,000,000 keys: a SCAN COUNT 1000 step costs the server about 0.8 ms (stack.md).
-    fake.virtualKeys = 1_000_000;
-    fake.usec.scan = 800;
-    fake.ran.add("scan").add("type").add("pttl");
-    const budget = new ServerTimeBudget(0.01, () => clock);
-    const s = source(fake, budget);
-    const t0 = clock;
-    for (let i = 0; i < 240; i++) {
-      clock += 250;
-      await s.poll();
-    }
-    const elapsedMs = clock - t0;
+    const { fake, s } = largeKeyspace();
+    const elapsedMs = await pollEvery250ms(s, 240);
     const stepMs = (800 * 1.2 + 1) / 1000;
     // 1% of a minute is 600 ms of server time, plus the 10 ms burst and at most one step of overdraft.
     expect(fake.scans * stepMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + stepMs);
@@ -183,21 +192,11 @@ describe("the SCAN pace under CPU contention", () => {
   });
 
   it("slows the pass down when the server's steps start to cost more than the last account said", async () => {
-    const fake = new LoadedRedis();
-    fake.replyMs = 5;
-    fake.virtualKeys = 1_000_000;
-    fake.usec.scan = 800;
-    fake.ran.add("scan").add("type").add("pttl");
-    const budget = new ServerTimeBudget(0.01, () => clock);
-    const s = source(fake, budget);
+    const { fake, s } = largeKeyspace();
     const run = async (polls: number) => {
-      const t0 = clock;
       const ms0 = fake.serverMs("scan");
-      for (let i = 0; i < polls; i++) {
-        clock += 250;
-        await s.poll();
-      }
-      return { elapsedMs: clock - t0, scanMs: fake.serverMs("scan") - ms0 };
+      const elapsedMs = await pollEvery250ms(s, polls);
+      return { elapsedMs, scanMs: fake.serverMs("scan") - ms0 };
     };
     await run(40);
     // The server now shares its cores: each step takes it twice as long by its own account. Charged at the old
