@@ -557,8 +557,9 @@ describe("the SQLite fast paths", () => {
 describe("the PostgreSQL store when the server ends its connection", () => {
   it("logs the lost idle connection and answers from a new one, before Prisma's first query", async () => {
     const db = await createTestDatabase();
-    const lines: string[] = [];
     const admin = new pg.Client({ connectionString: SHARED_POSTGRES });
+    const lines: string[] = [];
+    let store: HistoryStore | null = null;
     try {
       await migrateDatabase(db.url, projectRoot);
       await admin.connect();
@@ -569,22 +570,19 @@ describe("the PostgreSQL store when the server ends its connection", () => {
             [db.name],
           )
         ).rows.map((r: { pid: number }) => r.pid);
-      const terminate = async () => {
-        const pids = await ours();
-        expect(pids.length).toBeGreaterThan(0);
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [pids]);
-        await waitFor("the terminated backends to be gone", async () => (await ours()).length === 0);
-      };
-      const store = openStore(db.url, { log: (line) => lines.push(line) });
+      store = openStore(db.url, { log: (line) => lines.push(line) });
       // The unresolved alerts are read through the pool itself: its idle connection exists, Prisma's does not yet.
       expect(await store.openAlertStates()).toEqual([]);
-      await terminate();
+      const pids = await ours();
+      expect(pids.length).toBeGreaterThan(0);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [pids]);
+      await waitFor("the terminated backends to be gone", async () => (await ours()).length === 0);
       await waitFor("the lost connection to be logged", () => lines.length > 0);
       expect(lines[0]).toMatch(/^history store: idle PostgreSQL connection lost: terminating connection/);
       expect(await store.openAlertStates()).toEqual([]);
       expect(await store.openAlerts()).toEqual([]);
-      await store.close();
     } finally {
+      await store?.close();
       await admin.end().catch(() => undefined);
       await db.drop();
     }

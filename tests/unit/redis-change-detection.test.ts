@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { bcastPrefixes, literalPrefix } from "../../agent/sources/redis/bcast-prefixes";
 import { DeadlineHeap } from "../../agent/core/deadline-heap";
-import { CommandCosts, parseUsecPerCall, ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
+import { CommandCosts, parseCommandStats, ServerTimeBudget } from "../../agent/sources/redis/server-time-budget";
 import { DEFAULT_LOCK_PATTERNS } from "../../agent/config";
 
 describe("literalPrefix", () => {
@@ -121,15 +121,15 @@ describe("the server's own account of lockscope's commands", () => {
     "",
   ].join("\r\n");
 
-  it("parses usec_per_call per command, skipping what does not parse", () => {
-    const m = parseUsecPerCall(SAMPLE);
+  it("parses calls, usec and usec_per_call per command, skipping what does not parse", () => {
+    const m = parseCommandStats(SAMPLE);
     expect([...m]).toEqual([
-      ["scan", 811.53],
-      ["type", 0.46],
-      ["pttl", 0.54],
-      ["client|tracking", 4.5],
+      ["scan", { calls: 1001, usec: 812345, usecPerCall: 811.53 }],
+      ["type", { calls: 10000, usec: 4567, usecPerCall: 0.46 }],
+      ["pttl", { calls: 10000, usec: 5400, usecPerCall: 0.54 }],
+      ["client|tracking", { calls: 2, usec: 9, usecPerCall: 4.5 }],
     ]);
-    expect(parseUsecPerCall("garbage\r\n").size).toBe(0);
+    expect(parseCommandStats("garbage\r\n").size).toBe(0);
   });
 
   it("estimates a SCAN step and a read of n keys, and nothing before it knows", () => {

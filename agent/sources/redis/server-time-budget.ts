@@ -102,17 +102,6 @@ export class ServerTimeBudget {
   }
 }
 
-/**
- * Sample of INFO commandstats (Redis 7.0):
- *   # Commandstats
- *   cmdstat_scan:calls=1001,usec=812345,usec_per_call=811.53,rejected_calls=0,failed_calls=0
- *   cmdstat_type:calls=10000,usec=4567,usec_per_call=0.46,rejected_calls=0,failed_calls=0
- * Returns microseconds per call by command name; lines that do not parse are skipped.
- */
-export function parseUsecPerCall(info: string): Map<string, number> {
-  return new Map([...parseCommandStats(info)].map(([name, a]) => [name, a.usecPerCall]));
-}
-
 /** One command's line of INFO commandstats: totals since the server started or its statistics were reset. */
 export interface CommandAccount {
   calls: number;
@@ -120,7 +109,13 @@ export interface CommandAccount {
   usecPerCall: number;
 }
 
-/** The calls, usec and usec_per_call of each command in INFO commandstats; lines that do not parse are skipped. */
+/**
+ * The calls, usec and usec_per_call of each command in INFO commandstats; lines that do not parse are skipped.
+ * Sample (Redis 7.0):
+ *   # Commandstats
+ *   cmdstat_scan:calls=1001,usec=812345,usec_per_call=811.53,rejected_calls=0,failed_calls=0
+ *   cmdstat_type:calls=10000,usec=4567,usec_per_call=0.46,rejected_calls=0,failed_calls=0
+ */
 export function parseCommandStats(info: string): Map<string, CommandAccount> {
   const out = new Map<string, CommandAccount>();
   for (const m of info.matchAll(/^cmdstat_([a-z0-9|_-]+):calls=(\d+),usec=(\d+),usec_per_call=([0-9.]+)/gm)) {
@@ -172,7 +167,6 @@ export class CommandCosts {
   private readonly pending = new Map<CommandKind, { units: number; chargedMs: number }>();
   /** Whether a reply time was charged since the last read for want of an account. */
   private provisional = false;
-  private pendingMs = 0;
 
   /**
    * Reads the server's account; returns what the charges since the last read fell short of it (positive: to charge
@@ -201,7 +195,6 @@ export class CommandCosts {
     // the commands ran either knows them or never will, so INFO is not read again early for them.
     this.pending.clear();
     this.provisional = false;
-    this.pendingMs = 0;
     return correction;
   }
 
@@ -210,14 +203,16 @@ export class CommandCosts {
    * account, or more than `bindingMs` was charged since the last read (the budget binds: its estimates matter).
    */
   awaiting(bindingMs: number): boolean {
-    return this.provisional || this.pendingMs > bindingMs;
+    if (this.provisional) return true;
+    let ms = 0;
+    for (const p of this.pending.values()) ms += p.chargedMs;
+    return ms > bindingMs;
   }
 
   /** INFO commandstats refused or failed: the charges stand. */
   forget(): void {
     this.pending.clear();
     this.provisional = false;
-    this.pendingMs = 0;
   }
 
   /**
@@ -229,7 +224,6 @@ export class CommandCosts {
     p.units += units;
     p.chargedMs += chargedMs;
     this.pending.set(kind, p);
-    this.pendingMs += chargedMs;
     if (provisional) this.provisional = true;
   }
 
