@@ -15,7 +15,7 @@ export function fingerprintOf(...parts: ReadonlyArray<Uint8Array | string>): str
     parts.length === 1
       ? parts[0]!
       : Buffer.concat(parts.flatMap((p, i) => (i > 0 ? [SEPARATOR, bytesOf(p)] : [bytesOf(p)])));
-  return `${FINGERPRINT_PREFIX}${hash("sha1", data, "hex")}`;
+  return fingerprintFromHex(hash("sha1", data, "hex"));
 }
 
 const SEPARATOR = Buffer.from([0]);
@@ -29,7 +29,10 @@ export function fingerprintHex(fp: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** From the hex digest that redis.sha1hex returned. */
+/**
+ * From a hex digest (ours, or what redis.sha1hex returned). One flat string: the prefix joined to the digest is a
+ * V8 cons string, two objects (the joint and the digest) kept with every lock for as long as it is tracked.
+ */
 export function fingerprintFromHex(hex: string): string {
-  return `${FINGERPRINT_PREFIX}${hex.toLowerCase()}`;
+  return Buffer.from(`${FINGERPRINT_PREFIX}${hex.toLowerCase()}`, "latin1").toString("latin1");
 }

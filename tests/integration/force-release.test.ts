@@ -69,6 +69,37 @@ describe("force-release of Redis locks", () => {
     ]);
   });
 
+  it("follows and releases a lock whose key name is not UTF-8, and never the key its text names in UTF-8", async () => {
+    const c = redis.client();
+    // The agent keeps a key's bytes as a latin1 string: taken back as UTF-8 they would be the twin's bytes.
+    const key = Buffer.concat([Buffer.from("fr:lock:bin:"), Buffer.from([0xff, 0xfe, 0xe9])]);
+    const twin = Buffer.from("fr:lock:bin:\u00ff\u00fe\u00e9", "utf8");
+    await c.set(key, "bin-token");
+    await c.set(twin, "twin-token");
+    const resource = "fr:lock:bin:\\xff\\xfe\\xe9";
+    expect((await seen(resource)).ttlMs).toBeNull();
+    await seen("fr:lock:bin:\u00ff\u00fe\u00e9");
+    // A change to the key reaches the dashboard: the key was read again by the name the agent kept.
+    await c.pexpire(key, 120_000);
+    await waitFor("the binary-named lock's new TTL", async () => {
+      const l = (await dashboard.allLocks()).locks.find((x) => x.resource === resource);
+      return l !== undefined && l.ttlMs !== null;
+    });
+    const lock = await seen(resource);
+    const res = await release(lock.id, {
+      expectedOwner: "bin-token",
+      expectedFingerprint: lock.ownerFingerprint,
+      reason: "worker died",
+      confirm: resource,
+    });
+    expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
+    expect(await c.exists(key)).toBe(0);
+    expect(await c.get(twin)).toBe("twin-token");
+    const after = (await dashboard.allLocks()).locks.map((l) => l.resource);
+    expect(after).not.toContain(resource);
+    expect(after).toContain("fr:lock:bin:\u00ff\u00fe\u00e9");
+  });
+
   it("deletes nothing when the lock changed owner between view and release (the race)", async () => {
     const c = redis.client();
     const key = "fr:lock:race";

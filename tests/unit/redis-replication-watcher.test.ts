@@ -67,7 +67,7 @@ function setup(opts: { checkReplicas?: boolean; existsBatch?: number } = {}) {
   return { master, replicas, watcher, connected, clock, r1: replicas.get(R1)! };
 }
 
-const locks = (...names: string[]) => names.map((n) => ({ id: `id-${n}`, key: Buffer.from(n) }));
+const locks = (...names: string[]) => names.map((n) => ({ id: `id-${n}`, name: n }));
 
 describe("ReplicationWatcher", () => {
   it("flags a lock missing on a replica for two polls, and clears it once the replica has it", async () => {
@@ -148,7 +148,7 @@ describe("ReplicationWatcher", () => {
         reads++;
         return `id-${name}`;
       },
-      key: Buffer.from(name),
+      name,
     });
     const same = [counted("lock:a")];
     master.offset = 5000;
@@ -283,8 +283,8 @@ describe("RedisSource annotator hook", () => {
     const seen: string[][] = [];
     const s = source(node, {
       annotate: async (ls) => {
-        seen.push(ls.map((l) => l.key.toString()));
-        const a = ls.find((l) => l.key.toString() === "lock:a")!;
+        seen.push(ls.map((l) => l.name));
+        const a = ls.find((l) => l.name === "lock:a")!;
         return new Map(flag ? [[a.id, [hazard]]] : []);
       },
     });
@@ -316,9 +316,9 @@ describe("RedisSource annotator hook", () => {
     const seen: Array<{ keys: string[]; added?: string[]; removed?: string[]; list: unknown }> = [];
     const s = source(node, {
       annotate: async (ls, changes) => {
-        const key = (id: string) => ls.find((l) => l.id === id)?.key.toString() ?? id;
+        const key = (id: string) => ls.find((l) => l.id === id)?.name ?? id;
         seen.push({
-          keys: ls.map((l) => l.key.toString()).sort(),
+          keys: ls.map((l) => l.name).sort(),
           ...(changes ? { added: changes.added.map(key), removed: [...changes.removed] } : {}),
           list: ls,
         });

@@ -1,6 +1,6 @@
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import { cutPrefix, escapeBytes } from "../../core/escape";
-import { fingerprintOf } from "../../release/fingerprint";
+import { fingerprintFromHex, fingerprintOf } from "../../release/fingerprint";
 import type { KeySample } from "./redis-port";
 
 /**
@@ -54,7 +54,7 @@ export function sampleFingerprint(sample: KeySample, owner: string | null, serve
   if (sample.type === "string" && sample.string) {
     const { prefix, length } = sample.string;
     if (prefix.length >= length) return fingerprintOf(prefix);
-    return serverSha1 ? `sha1:${serverSha1}` : null;
+    return serverSha1 ? fingerprintFromHex(serverSha1) : null;
   }
   if (sample.type === "hash") {
     const field = holderField(sample, owner);

@@ -83,9 +83,15 @@ export interface LockAnnotator {
    * lock can follow it instead of going through every lock (in track mode every tracked lock is handed each poll).
    */
   annotate(
-    locks: ReadonlyArray<{ id: string; key: Buffer }>,
+    locks: readonly AnnotatedLock[],
     changes?: AnnotatedChanges,
   ): Promise<ReadonlyMap<string, readonly Hazard[]>>;
+}
+
+/** A lock handed to the annotator: its id and its key's bytes as a latin1 string (KnownKey.name). */
+export interface AnnotatedLock {
+  readonly id: string;
+  readonly name: string;
 }
 
 export interface AnnotatedChanges {
@@ -112,7 +118,12 @@ const NUMSUB_BATCH = 500;
 const NO_TTL_BY_DESIGN = new Set([RULE_PERMIT_EXPIRABLE, RULE_SEMAPHORE_BY_WAITERS]);
 
 interface KnownKey {
-  key: Buffer;
+  /**
+   * The key's bytes as a latin1 string (one character a byte, so any key round-trips): the key of `known`, the
+   * dirty set and the deadline heap, one string shared by all of them. A Buffer a lock cost 100 bytes more and a
+   * share of an 8 KB pool slab (keyBytes makes one for each command instead).
+   */
+  name: string;
   type: string;
   /** The lock id, hashed once when the key is first sampled rather than on every poll. */
   id?: string;
@@ -143,14 +154,17 @@ interface KnownKey {
   subscribers?: number;
 }
 
+/** A known key once it has been read: its lock id is set (keysById holds only these). */
+type IdentifiedKey = KnownKey & { id: string };
+
 /**
  * A KnownKey with every field present from the start, so all of them share one object shape with the fields inside
  * the object. Built as `{ key, type }` and filled in later, each of the 100,000 known keys of a large server also
  * carried a separate property array (8.4 MB of a 175 MB heap in a heap snapshot, 2026-12-06).
  */
-function knownKey(key: Buffer, type: string, id?: string): KnownKey {
+function knownKey(name: string, type: string, id?: string): KnownKey {
   return {
-    key,
+    name,
     type,
     id,
     readAtMs: undefined,
@@ -163,6 +177,9 @@ function knownKey(key: Buffer, type: string, id?: string): KnownKey {
     subscribers: undefined,
   };
 }
+
+/** A key's bytes from its latin1 name (KnownKey.name). */
+const keyBytes = (name: string): Buffer => Buffer.from(name, "latin1");
 
 /**
  * One batch of keys read together: the samples, when they were read, the write sequence just before, and per
@@ -202,8 +219,8 @@ export const LONG_KEY_NAME_BYTES = 4096;
 export class RedisSource {
   readonly tracker: LockTracker;
   private readonly known = new Map<string, KnownKey>();
-  /** lockId -> raw key, for acting on a lock the dashboard names by id. */
-  private readonly keysById = new Map<string, Buffer>();
+  /** lockId -> its known key, for acting on a lock the dashboard names by id. */
+  private readonly keysById = new Map<string, IdentifiedKey>();
   private readonly matches: (key: string) => boolean;
   /** A necessary condition for `matches` on the raw bytes: a scanned key failing it never becomes a string. */
   private readonly mayMatch: (key: Uint8Array) => boolean;
@@ -249,8 +266,8 @@ export class RedisSource {
   private detectionNote: string | undefined;
   /** Every known key must be re-read once (tracking just (re-)enabled, a FLUSHALL, a lost invalidation). */
   private resyncPending = false;
-  /** Keys announced but not re-read yet (the read failed): the next poll reads them. */
-  private readonly dirty = new Map<string, Buffer>();
+  /** Keys (KnownKey.name) announced but not re-read yet (the read failed): the next poll reads them. */
+  private readonly dirty = new Set<string>();
   private readonly deadlines = new DeadlineHeap();
   private deadlineTimer: NodeJS.Timeout | null = null;
   private deadlineTimerAt = Infinity;
@@ -273,8 +290,8 @@ export class RedisSource {
   private readonly sweepMs: number;
   /** What the annotator was handed last in track mode (handOver); null: hand everything anew. */
   private handed: {
-    byId: Map<string, { id: string; key: Buffer }>;
-    list: Array<{ id: string; key: Buffer }> | null;
+    byId: Map<string, AnnotatedLock>;
+    list: AnnotatedLock[] | null;
     /** Ids on the list because this poll read them new, before the tracker had them. */
     fresh: Set<string>;
   } | null = null;
@@ -392,10 +409,10 @@ export class RedisSource {
         const forced = restarted || failoverFrom !== null || this.detection === "track";
         targets = forced || this.budget.allows() ? this.pollTargets() : [];
         // Announced keys not known yet (a new lock whose first read failed) are not among the known ones.
-        for (const [k, key] of this.dirty) if (!this.known.has(k)) targets.push(knownKey(key, ""));
+        for (const name of this.dirty) if (!this.known.has(name)) targets.push(knownKey(name, ""));
         this.dirty.clear();
       } else {
-        dirty = [...this.dirty.values()].map((key) => this.known.get(key.toString("latin1")) ?? knownKey(key, ""));
+        dirty = [...this.dirty].map((name) => this.known.get(name) ?? knownKey(name, ""));
         this.dirty.clear();
         const spent0 = this.budget.spentMs;
         swept = await this.sweepCheck(this.sweepSlice());
@@ -424,7 +441,7 @@ export class RedisSource {
     } catch (err) {
       // What this poll meant to read must still be read: a resync stays pending, announced keys stay dirty.
       if (full && this.detection === "track") this.resyncPending = true;
-      for (const d of dirty) this.dirty.set(d.key.toString("latin1"), d.key);
+      for (const d of dirty) this.dirty.add(d.name);
       this.up = false;
       this.error = err instanceof Error ? err.message : String(err);
       return empty;
@@ -439,7 +456,7 @@ export class RedisSource {
     const now = this.now();
     const out: KnownKey[] = [];
     for (const k of this.known.values()) {
-      if (k.key.length > LONG_KEY_NAME_BYTES && k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs) continue;
+      if (k.name.length > LONG_KEY_NAME_BYTES && k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs) continue;
       out.push(k);
     }
     return out;
@@ -474,7 +491,7 @@ export class RedisSource {
       }
       visited++;
       const k = next.value;
-      if (k.key.length > LONG_KEY_NAME_BYTES) continue;
+      if (k.name.length > LONG_KEY_NAME_BYTES) continue;
       if (k.readAtMs !== undefined && now - k.readAtMs < this.sweepMs / 2) continue;
       out.push(k);
     }
@@ -505,7 +522,7 @@ export class RedisSource {
       // batch: at the server's own account when known, else at the reply time, corrected once it is read.
       const samples = await this.metered("read", batch.length / 2, () =>
         port.resample!(
-          batch.map((b) => b.key),
+          batch.map((b) => keyBytes(b.name)),
           batch.map((b) => b.type),
           preview,
         ),
@@ -550,7 +567,7 @@ export class RedisSource {
         quiet.push(k);
         continue;
       }
-      const names = companionKeysFor(k.key.toString("utf8"), s);
+      const names = companionKeysFor(keyBytes(k.name).toString("utf8"), s);
       if (names.length === 0) changed.push(k);
       else checks.push({ k, names: names.map((n) => Buffer.from(n, "utf8")) });
     }
@@ -584,7 +601,7 @@ export class RedisSource {
     try {
       return await this.refresh(due, false, "lease-end");
     } catch {
-      for (const d of due) this.dirty.set(d.key.toString("latin1"), d.key);
+      for (const d of due) this.dirty.add(d.name);
       return none;
     }
   }
@@ -598,7 +615,7 @@ export class RedisSource {
     const deadline = atMs + pttl + 1;
     if (k.deadlineMs === deadline) return;
     k.deadlineMs = deadline;
-    this.deadlines.push(deadline, k.key.toString("latin1"));
+    this.deadlines.push(deadline, k.name);
     if (this.deadlines.size > 2 * this.known.size + 1000) {
       this.deadlines.compact((at, key) => {
         const k = this.known.get(key);
@@ -618,8 +635,7 @@ export class RedisSource {
     if (this.detection !== "track") return;
     const now = this.now();
     for (const ev of out.events) {
-      const key = this.keysById.get(ev.lockId);
-      const k = key && this.known.get(key.toString("latin1"));
+      const k = this.keysById.get(ev.lockId);
       if (!k) continue;
       let at: number | undefined;
       if (ev.type === "renewed") {
@@ -632,7 +648,7 @@ export class RedisSource {
       }
       if (at === undefined) continue;
       k.checkAtMs = at;
-      this.deadlines.push(at, k.key.toString("latin1"));
+      this.deadlines.push(at, k.name);
     }
   }
 
@@ -716,11 +732,10 @@ export class RedisSource {
     const found: KnownKey[] = [];
     // Two companions of one lock name the same owner, and a pass may return a key twice: each is read once.
     const seen = new Set(skip);
-    const add = (key: Buffer, entry?: KnownKey) => {
-      const k = key.toString("latin1");
-      if (seen.has(k)) return;
-      seen.add(k);
-      const item = entry ?? knownKey(key, "");
+    const add = (name: string, entry?: KnownKey) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      const item = entry ?? knownKey(name, "");
       if (reader) reader.add(item);
       else found.push(item);
     };
@@ -759,9 +774,9 @@ export class RedisSource {
         // (its companions stay known: a companion's announcement re-reads the lock, not the companion) and is not
         // named by a pattern, so without this it was never seen again after its first release.
         if (entry && (ownerName === null || this.known.has(ownerName))) continue;
-        // A copy: a key from the reply may be a view of the whole reply's memory, which it would keep alive.
-        add(entry?.key ?? Buffer.from(key), entry);
-        if (ownerName !== null) add(Buffer.from(ownerName, "latin1"), this.known.get(ownerName));
+        // A string, not the reply's Buffer: a key from the reply may be a view of the whole reply's memory.
+        add(k, entry);
+        if (ownerName !== null) add(ownerName, this.known.get(ownerName));
       }
       if (cursor === "0") {
         const end = this.now();
@@ -785,14 +800,14 @@ export class RedisSource {
       const target = owner !== null ? Buffer.from(owner, "utf8") : key;
       const k = target.toString("latin1");
       if (this.known.has(k) || this.matches(k) || this.ownsKnownQueue(target))
-        wanted.set(k, this.known.get(k) ?? knownKey(target, ""));
+        wanted.set(k, this.known.get(k) ?? knownKey(k, ""));
     }
     if (wanted.size === 0) return { events: [], upserts: [], removed: [] };
     try {
       return await this.refresh([...wanted.values()], false, "notification");
     } catch {
       // In poll mode the next poll reads them anyway; in track mode it reads what is marked dirty.
-      for (const w of wanted.values()) this.dirty.set(w.key.toString("latin1"), w.key);
+      for (const w of wanted.values()) this.dirty.add(w.name);
       return { events: [], upserts: [], removed: [] };
     }
   }
@@ -833,7 +848,7 @@ export class RedisSource {
         READS_IN_FLIGHT,
       );
       const unique = uniqueKeys(targets);
-      const discovered = this.discover(reader, new Set(unique.map((t) => t.key.toString("latin1"))));
+      const discovered = this.discover(reader, new Set(unique.map((t) => t.name)));
       // The reads already started are awaited even when the pass fails, so none outlives this refresh.
       const reads = discovered.then(
         () => reader.finish(),
@@ -860,7 +875,7 @@ export class RedisSource {
     const seq = this.writeSeq;
     const samples = await this.metered("read", batch.length, () =>
       this.port.sample(
-        batch.map((b) => b.key),
+        batch.map((b) => keyBytes(b.name)),
         batch.map((b) => b.type || undefined),
         this.opts.valuePreviewBytes,
       ),
@@ -934,11 +949,11 @@ export class RedisSource {
     const movedAway: string[] = [];
     const note = ({ batch, samples, at, seq, facts, prepared }: BatchRead) => {
       samples.forEach((s, j) => {
-        const k = batch[j]!.key.toString("latin1");
+        const k = batch[j]!.name;
         // Released while this sample was on its way: the release already reported it; the next poll reads it anew.
         if (this.releasedSince(k, seq)) return;
         if (this.releasing.has(k)) {
-          this.dirty.set(k, batch[j]!.key);
+          this.dirty.add(k);
           return;
         }
         const { id, text, digest } = facts[j]!;
@@ -953,7 +968,7 @@ export class RedisSource {
           if (this.known.delete(k)) gone.push({ id, atMs: at });
           return;
         }
-        const entry = this.known.get(k) ?? knownKey(batch[j]!.key, s.type, id);
+        const entry = this.known.get(k) ?? knownKey(k, s.type, id);
         entry.type = s.type;
         entry.id = id;
         entry.readAtMs = at;
@@ -961,7 +976,7 @@ export class RedisSource {
         entry.companions = undefined;
         if (!this.known.has(k)) this.known.set(k, entry);
         this.noteDeadline(entry, at, s.pttl);
-        this.keysById.set(id, entry.key);
+        this.keysById.set(id, entry as IdentifiedKey);
         sampled.push({ s, text, at, id, companions: facts[j]!.companions, prepared: prepared?.[j] });
       });
     };
@@ -1009,18 +1024,19 @@ export class RedisSource {
     const madeFor = new Map(fresh.map((x, i) => [x, made[i]!]));
     const built = locks.map((x) => {
       const p = x.prepared ?? madeFor.get(x)!;
-      const entry = this.known.get(x.s.key.toString("latin1"));
+      const name = x.s.key.toString("latin1");
+      const entry = this.known.get(name);
       if (entry) {
         entry.channel = p.channel ?? undefined;
         entry.subscribers = p.channel === null ? undefined : p.subscribers;
       }
-      return { lock: p.lock, key: x.s.key, observedAtMs: x.at };
+      return { lock: p.lock, name, observedAtMs: x.at };
     });
     if (observedBy === "poll" && this.annotator) {
       // The annotator compares every present lock with the replicas, poll after poll. In track mode a poll re-reads
       // only some locks, so it is given all tracked ones (the same list while none came or went), and a lock whose
       // hazards changed is re-read next poll.
-      const read = built.map(({ lock, key }) => ({ id: lock.id, key }));
+      const read = built.map(({ lock, name }) => this.keysById.get(lock.id) ?? { id: lock.id, name });
       const handed = this.detection === "track" ? this.handOver(read) : this.handNothing(read);
       let fresh: ReadonlyMap<string, readonly Hazard[]> = new Map();
       try {
@@ -1032,9 +1048,8 @@ export class RedisSource {
         const inBuilt = new Set(built.map((b) => b.lock.id));
         const codes = (h: readonly Hazard[] | undefined) => (h ?? []).map((x) => x.code).join();
         for (const id of new Set([...fresh.keys(), ...this.annotations.keys()])) {
-          const key = this.keysById.get(id);
-          if (!inBuilt.has(id) && key && codes(fresh.get(id)) !== codes(this.annotations.get(id)))
-            this.dirty.set(key.toString("latin1"), key);
+          const k = this.keysById.get(id);
+          if (!inBuilt.has(id) && k && codes(fresh.get(id)) !== codes(this.annotations.get(id))) this.dirty.add(k.name);
         }
       }
       this.annotations = fresh;
@@ -1057,8 +1072,8 @@ export class RedisSource {
    * to 600 ms that held up the reads of changed locks (bench 2026-12-06, 1 M keys). A lock that went in this poll's
    * reads leaves the list at the next poll (one more replica check of it).
    */
-  private handOver(read: ReadonlyArray<{ id: string; key: Buffer }>): {
-    locks: ReadonlyArray<{ id: string; key: Buffer }>;
+  private handOver(read: readonly AnnotatedLock[]): {
+    locks: readonly AnnotatedLock[];
     changes?: AnnotatedChanges;
   } {
     const log = this.tracker.takeChanges();
@@ -1067,8 +1082,8 @@ export class RedisSource {
     if (log === null || h === null) {
       h = this.handed = { byId: new Map(), list: null, fresh: new Set() };
       for (const id of this.tracker.ids()) {
-        const key = this.keysById.get(id);
-        if (key) h.byId.set(id, { id, key });
+        const k = this.keysById.get(id);
+        if (k) h.byId.set(id, k);
       }
       for (const x of fresh) h.byId.set(x.id, x);
       h.fresh = new Set(fresh.map((x) => x.id));
@@ -1076,7 +1091,7 @@ export class RedisSource {
     }
     const added = new Set<string>();
     const removed = new Set<string>();
-    const add = (x: { id: string; key: Buffer }) => {
+    const add = (x: AnnotatedLock) => {
       if (h.byId.has(x.id)) return;
       h.byId.set(x.id, x);
       // Gone and back between two polls: as if it had stayed.
@@ -1086,8 +1101,8 @@ export class RedisSource {
       if (h.byId.delete(id)) removed.add(id);
     };
     for (const [id, tracked] of log) {
-      const key = tracked ? this.keysById.get(id) : undefined;
-      if (key) add({ id, key });
+      const k = tracked ? this.keysById.get(id) : undefined;
+      if (k) add(k);
       else if (!tracked) remove(id);
     }
     const freshIds = new Set(fresh.map((x) => x.id));
@@ -1101,8 +1116,8 @@ export class RedisSource {
   }
 
   /** Poll mode hands this poll's reads (every lock) and keeps no list; the tracker's changes are not needed. */
-  private handNothing(read: ReadonlyArray<{ id: string; key: Buffer }>): {
-    locks: ReadonlyArray<{ id: string; key: Buffer }>;
+  private handNothing(read: readonly AnnotatedLock[]): {
+    locks: readonly AnnotatedLock[];
     changes?: AnnotatedChanges;
   } {
     this.handed = null;
@@ -1211,13 +1226,14 @@ export class RedisSource {
    * the exact holding (fingerprint) checked, then one atomic conditional delete. Reports the removal at once.
    */
   async release(cmd: ReleaseCommand, writer: RedisReleasePort): Promise<ReleaseRun> {
-    const key = this.keysById.get(cmd.lockId);
-    if (!key) {
+    const known = this.keysById.get(cmd.lockId);
+    if (!known) {
       return {
         result: { outcome: "nothing-to-do", message: "this agent no longer sees the lock", plan: [], perNode: [] },
         output: NO_OUTPUT,
       };
     }
+    const key = keyBytes(known.name);
     if (cmd.purgeWaiter !== undefined) return this.purgeWaiter(cmd, key, writer);
     try {
       return await runRelease(this.releaseAdapter(key, writer), cmd);
@@ -1365,5 +1381,5 @@ export class RedisSource {
 /** The same key asked for twice in one read (announced and due at once) is read once. */
 function uniqueKeys(keys: KnownKey[]): KnownKey[] {
   if (keys.length < 2) return keys;
-  return [...new Map(keys.map((k) => [k.key.toString("latin1"), k])).values()];
+  return [...new Map(keys.map((k) => [k.name, k])).values()];
 }

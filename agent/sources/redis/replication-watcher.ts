@@ -15,7 +15,7 @@ import {
   type ReplicaCheck,
   type ReplicaProbe,
 } from "./replication-risk";
-import type { AnnotatedChanges, LockAnnotator } from "./redis-source";
+import type { AnnotatedChanges, AnnotatedLock, LockAnnotator } from "./redis-source";
 import type { RedisNodePort, RedisReplicaPort } from "./redis-port";
 
 /** Keys per EXISTS pipeline on a replica: small replies, and other clients' commands interleave. */
@@ -62,7 +62,7 @@ export class ReplicationWatcher implements LockAnnotator {
   }
 
   async annotate(
-    locks: ReadonlyArray<{ id: string; key: Buffer }>,
+    locks: readonly AnnotatedLock[],
     changes?: AnnotatedChanges,
   ): Promise<ReadonlyMap<string, readonly Hazard[]>> {
     this.read = true;
@@ -147,7 +147,7 @@ export class ReplicationWatcher implements LockAnnotator {
   private async check(
     address: string,
     acknowledgedOffset: number | undefined,
-    locks: ReadonlyArray<{ id: string; key: Buffer }>,
+    locks: readonly AnnotatedLock[],
   ): Promise<{ probe: ReplicaProbe; check?: ReplicaCheck }> {
     const port = this.replicas.get(address)!.port;
     const batch = this.opts.existsBatch ?? EXISTS_BATCH;
@@ -158,7 +158,7 @@ export class ReplicationWatcher implements LockAnnotator {
       for (let i = 0; i === 0 || i < locks.length; i += batch) {
         const slice = locks.slice(i, i + batch);
         const started = this.now();
-        const answers = await port.exists(slice.map((l) => l.key));
+        const answers = await port.exists(slice.map((l) => Buffer.from(l.name, "latin1")));
         latencyMs ??= this.now() - started;
         answers.forEach((has, j) => {
           if (!has) missing.push(slice[j]!.id);
