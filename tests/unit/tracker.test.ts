@@ -355,6 +355,26 @@ describe("LockTracker.reviseHazards", () => {
     expect(t.reviseHazards(T + 120_000).upserts).toEqual([]);
   });
 
+  it("gives quiet locks past the hold limit one shared hazard, and a revised lock the same digest at its next read", () => {
+    const t = new LockTracker({
+      agentId: "a1",
+      newId: () => `id-${++n}-xxxxxxxx`,
+      history: { maxHoldMs: 60_000, rememberMs: 4000 },
+    });
+    // A lease counting down from 100 s: read again at the same moment, nothing changed.
+    const other = (id: string, at: number) =>
+      obs(`owner-of-${id}-0123456789`, 100_000 - (at - T), at, { id, resource: id });
+    t.apply([other("L1", T), other("L2", T)], []);
+    const [a, b] = t.reviseHazards(T + 60_001).upserts;
+    expect(a!.hazards.map((h) => h.code)).toEqual(["held-too-long"]);
+    // One hazard object for equal hazards (100,000 locks past the limit kept 100,000 equal copies).
+    expect(b!.hazards[0]).toBe(a!.hazards[0]);
+    // Read again unchanged, the revised lock is not sent again: its digest, made at this comparison, matches.
+    const again = t.apply([other("L1", T + 60_001), other("L2", T + 60_001)], []);
+    expect(again.upserts).toEqual([]);
+    expect(again.events).toEqual([]);
+  });
+
   it("looks only at the locks whose moment has come, not at every tracked lock", () => {
     // historyHazards and nextHazardChangeMs read maxHoldMs once per lock they look at.
     let looks = 0;
