@@ -252,9 +252,17 @@ export class IoredisLockPort implements RedisLockPort {
     return this.client.pubsub("NUMSUB", ...channels);
   }
 
+  /** Set by each runId() from INFO server (see halvesScan). */
+  private redisCursor = false;
+
   async runId() {
     const info = await this.client.info("server");
+    this.redisCursor = hasRedisScanCursor(info);
     return parseRunId(info);
+  }
+
+  halvesScan() {
+    return this.redisCursor;
   }
 
   commandStats() {
@@ -371,6 +379,18 @@ function pairs(flat: Buffer[]): Array<[Buffer, Buffer]> {
 export function parseRunId(info: string): string {
   const m = /^run_id:([0-9a-f]+)\r?$/m.exec(info);
   return m ? m[1]! : "";
+}
+
+/**
+ * Whether INFO server shows a Redis (or Valkey, KeyDB) server itself, whose SCAN cursor is the reversed-bit bucket
+ * cursor that the split pass relies on: it has `redis_mode` and `run_id` (a proxy in front of several servers shows
+ * its own format), and no other server's version field (Dragonfly's cursor is its own).
+ */
+export function hasRedisScanCursor(info: string): boolean {
+  if (!/^redis_mode:(standalone|cluster)\r?$/m.test(info) || !/^run_id:[0-9a-f]+\r?$/m.test(info)) return false;
+  if (/^dragonfly_version:/m.test(info)) return false;
+  const name = /^server_name:(.*?)\r?$/m.exec(info);
+  return !name || /^(redis|valkey|keydb)$/i.test(name[1]!);
 }
 
 const COMPARE_AND_DELETE = loadLua("compare-and-delete");

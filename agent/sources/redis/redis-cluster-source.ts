@@ -117,6 +117,10 @@ class ClusterMemberPort implements RedisLockPort {
     return this.inner.runId();
   }
 
+  halvesScan() {
+    return this.inner.halvesScan?.() ?? false;
+  }
+
   /** Empty when the inner port cannot say: the budget then charges reply times. */
   async commandStats() {
     return (await this.inner.commandStats?.()) ?? "";

@@ -58,6 +58,12 @@ export interface RedisLockPort {
   /** INFO server run_id: changes when the server restarts (and loses what it had not persisted). */
   runId(): Promise<string>;
   /**
+   * Whether the last runId()'s INFO server showed a server whose SCAN cursor walks the table in reversed-bit order
+   * (Redis, Valkey, KeyDB; not a proxy or another server), so that a pass may walk its two halves at once
+   * (redis-source.ts, scanHalves). Optional: a port without it is scanned one step at a time.
+   */
+  halvesScan?(): boolean;
+  /**
    * fingerprint-1.lua (read-only), pipelined: SHA-1 hex of each string's whole value, or null (not a string, longer
    * than maxBytes, or the script refused). Only for values longer than the prefix sample() read. Optional: a port
    * without it leaves such locks without a fingerprint (not force-releasable).
