@@ -32,6 +32,16 @@ function release(id: string, body: unknown, role: "viewer" | "operator" | "admin
   );
 }
 
+/** The release an operator sends for a lock as the dashboard showed it: its owner and fingerprint, its name typed. */
+function releaseAsSeen(lock: LocksResponse["locks"][number], reason: string) {
+  return release(lock.id, {
+    expectedOwner: lock.owner,
+    expectedFingerprint: lock.ownerFingerprint,
+    reason,
+    confirm: lock.resource,
+  });
+}
+
 async function audit(): Promise<AuditEntryView[]> {
   const res = await dashboard.request("/api/audit", {}, "operator");
   return ((await res.json()) as { entries: AuditEntryView[] }).entries;
@@ -50,12 +60,7 @@ describe("force-release of Redis locks", () => {
     expect(plan.plan.join(" ")).toContain(`DEL ${key}`);
     expect(await c.exists(key)).toBe(1);
 
-    const res = await release(lock.id, {
-      expectedOwner: "dead-worker-token",
-      expectedFingerprint: lock.ownerFingerprint,
-      reason: "worker died",
-      confirm: key,
-    });
+    const res = await releaseAsSeen(lock, "worker died");
     expect(res.status).toBe(200);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
@@ -86,12 +91,7 @@ describe("force-release of Redis locks", () => {
       return l !== undefined && l.ttlMs !== null;
     });
     const lock = await seen(resource);
-    const res = await release(lock.id, {
-      expectedOwner: "bin-token",
-      expectedFingerprint: lock.ownerFingerprint,
-      reason: "worker died",
-      confirm: resource,
-    });
+    const res = await releaseAsSeen(lock, "worker died");
     expect(((await res.json()) as ReleaseResult).outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
     expect(await c.get(twin)).toBe("twin-token");
@@ -107,12 +107,7 @@ describe("force-release of Redis locks", () => {
     const lock = await seen(key);
     // Between the operator's look and the click, A's lease ends and B takes the lock.
     await c.set(key, "owner-B", "PX", 60_000);
-    const res = await release(lock.id, {
-      expectedOwner: "owner-A",
-      expectedFingerprint: lock.ownerFingerprint,
-      reason: "A looks stuck",
-      confirm: key,
-    });
+    const res = await releaseAsSeen(lock, "A looks stuck");
     expect(res.status).toBe(409);
     expect(((await res.json()) as ReleaseResult).outcome).toBe("refused-owner-changed");
     expect(await c.get(key)).toBe("owner-B");
@@ -131,12 +126,7 @@ describe("force-release of Redis locks", () => {
     const messages: string[] = [];
     await sub.subscribe(`redisson_lock__channel:{${key}}`);
     sub.on("message", (_ch, m: string) => messages.push(m));
-    const res = await release(lock.id, {
-      expectedOwner: lock.owner,
-      expectedFingerprint: lock.ownerFingerprint,
-      reason: "holder JVM gone",
-      confirm: key,
-    });
+    const res = await releaseAsSeen(lock, "holder JVM gone");
     const body = (await res.json()) as ReleaseResult;
     expect(body.outcome).toBe("released");
     expect(await c.exists(key)).toBe(0);
@@ -199,12 +189,7 @@ describe("force-release of Redis locks", () => {
     await c.set(key, "t", "PX", 60_000);
     const lock = await seen(key);
     await c.del(key);
-    const res = await release(lock.id, {
-      expectedOwner: "t",
-      expectedFingerprint: lock.ownerFingerprint,
-      reason: "cleanup",
-      confirm: key,
-    });
+    const res = await releaseAsSeen(lock, "cleanup");
     expect(((await res.json()) as ReleaseResult).outcome).toBe("nothing-to-do");
   });
 });
