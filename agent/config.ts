@@ -50,7 +50,10 @@ export interface AgentConfig {
   /** Key visits per second per Redis node (a SCAN COUNT n costs n, each read 1); 0 = unlimited. */
   maxKeyVisitsPerSec: number;
   valuePreviewBytes: number;
-  /** Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. */
+  /**
+   * Events kept while the dashboard is unreachable; the oldest are dropped (and counted) beyond it. While it is
+   * connected, up to 4 times that (event-buffer.ts: a first poll of many locks is that many events at once).
+   */
   bufferEvents: number;
   commandTimeoutMs: number;
   /** How long takeover and zombie hazards stay on a lock after they happened. */

@@ -136,6 +136,7 @@ export class DashboardLink {
     this.socket.on("disconnect", (reason) => {
       this.connected = false;
       opts.log(`dashboard connection lost (${reason}); buffering events`);
+      this.trimBuffer();
     });
     this.socket.on("release:execute", (cmd, ack) => {
       const reply = typeof ack === "function" ? ack : () => undefined;
@@ -194,7 +195,7 @@ export class DashboardLink {
   }
 
   publish(events: readonly LockEvent[], upserts: readonly Lock[], removed: readonly string[]): void {
-    this.buffer.push(events);
+    this.buffer.push(events, this.connected);
     for (const l of upserts) {
       this.upserts.set(l.id, l);
       this.removed.delete(l.id);
@@ -207,11 +208,21 @@ export class DashboardLink {
     if (!this.connected && events.length > 0) {
       this.opts.log(`dashboard unreachable: ${this.buffer.length} events pending`);
     }
+    this.reportDrops();
+    void this.flush();
+  }
+
+  /** Unreachable now: what was kept beyond the capacity while connected goes (oldest first), logged. */
+  private trimBuffer(): void {
+    this.buffer.trim(false);
+    this.reportDrops();
+  }
+
+  private reportDrops(): void {
     if (this.buffer.dropped > this.reportedDrops) {
       this.opts.log(`event buffer full: dropped ${this.buffer.dropped - this.reportedDrops} oldest events`);
       this.reportedDrops = this.buffer.dropped;
     }
-    void this.flush();
   }
 
   /** Sends what is pending, one message at a time; safe to call often. */
