@@ -2,7 +2,7 @@ import { newEventId } from "./core/event-id";
 import type { Lock, LockEvent, SourceStatus } from "../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../lib/contract/release";
 import { SourceCap } from "./core/source-cap";
-import type { TrackerOutput } from "./core/tracker";
+import { mergeInto, type TrackerOutput } from "./core/tracker";
 import type { WatchedSource } from "./sources/source-port";
 
 export type { WatchedSource };
@@ -90,12 +90,8 @@ export class AgentLoop {
     const events: LockEvent[] = [];
     const upserts: Lock[] = [];
     const removed: string[] = [];
-    // Loops, not push(...spread): a first poll of a large source has more items than a call takes arguments.
-    for (const r of results) {
-      for (const e of r.events) events.push(e);
-      for (const l of r.upserts) upserts.push(l);
-      for (const id of r.removed) removed.push(id);
-    }
+    const all: TrackerOutput = { events, upserts, removed };
+    for (const r of results) mergeInto(all, r);
     const polledAt = Date.now();
     for (const status of this.statuses()) {
       if (status.up) this.polledAt.set(status.id, polledAt);

@@ -43,6 +43,22 @@ export interface TrackerOutput {
   removed: string[];
 }
 
+/**
+ * Appends `items` to `into` one by one: `push(...items)` passes every item as an argument, and a first poll of a
+ * large source (150,000 and more locks) has more than one call takes (a RangeError, "Maximum call stack size
+ * exceeded").
+ */
+export function append<T>(into: T[], items: readonly T[]): void {
+  for (const x of items) into.push(x);
+}
+
+/** Adds `from`'s events, upserts and removals to `into` (see append). */
+export function mergeInto(into: TrackerOutput, from: TrackerOutput): void {
+  append(into.events, from.events);
+  append(into.upserts, from.upserts);
+  append(into.removed, from.removed);
+}
+
 export interface TrackerOptions {
   agentId: string;
   newId: () => string;

@@ -6,7 +6,7 @@
  * exact-holding guard, error wording and what is published are decided here, once.
  */
 import type { ReleaseCommand, ReleaseNodeResult, ReleaseOutcome, ReleaseResult } from "../../lib/contract/release";
-import type { TrackerOutput } from "../core/tracker";
+import { mergeInto, type TrackerOutput } from "../core/tracker";
 
 export type ReleaseDecision<P> =
   | { kind: "go"; plan: P; steps: string[] }
@@ -54,10 +54,7 @@ function errorText(err: unknown): string {
 function merge(...outs: Array<TrackerOutput | null | undefined>): TrackerOutput {
   const o: TrackerOutput = { events: [], upserts: [], removed: [] };
   for (const x of outs) {
-    if (!x) continue;
-    o.events.push(...x.events);
-    o.upserts.push(...x.upserts);
-    o.removed.push(...x.removed);
+    if (x) mergeInto(o, x);
   }
   return o;
 }

@@ -14,7 +14,7 @@
  */
 import type { Lock, SourceStatus, NodeStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
-import type { TrackerOutput } from "../../core/tracker";
+import { mergeInto, type TrackerOutput } from "../../core/tracker";
 import type { WatchedSource } from "../source-port";
 import { parseClusterNodes, parseRedirect, slotsContain, type ClusterNode, type SlotRange } from "./cluster-nodes";
 import { planTopology, replicaIdsOf, watchedMasters } from "./cluster-topology";
@@ -185,11 +185,7 @@ export class RedisClusterSource implements WatchedSource {
     if (this.members.length === 0) return EMPTY;
     const results = await Promise.all(this.members.map((m) => m.source.poll()));
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
-    for (const r of results) {
-      out.events.push(...r.events);
-      out.upserts.push(...r.upserts);
-      out.removed.push(...r.removed);
-    }
+    for (const r of results) mergeInto(out, r);
     if (this.members.some((m) => !m.source.status().up)) this.stale = true;
     return this.reconcile(before, out);
   }

@@ -7,7 +7,7 @@ import { DEFAULT_HISTORY_OPTIONS } from "../../core/history-hazards";
 import { lockId } from "../../core/lock-id";
 import { BatchReader } from "../../core/batch-reader";
 import { compileBytePrefilter, compilePatterns, supersetGlob } from "../../core/glob";
-import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { append, LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { previewSample } from "./preview";
 import { fingerprintHex } from "../../release/fingerprint";
 import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
@@ -453,7 +453,7 @@ export class RedisSource {
       }
       this.sweepBudget.spend(sweptChargeMs);
       // Quiet locks are not re-read in track mode: what only time changes (a remembered takeover) is revised here.
-      if (!full) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
+      if (!full) append(out.upserts, this.tracker.reviseHazards(this.now()).upserts);
       this.failoverFrom = null;
       this.up = true;
       this.error = undefined;

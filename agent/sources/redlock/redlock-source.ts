@@ -4,7 +4,7 @@ import type { WatchedSource } from "../source-port";
 import { escapeBytes } from "../../core/escape";
 import { compilePatterns } from "../../core/glob";
 import { lockId } from "../../core/lock-id";
-import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { append, LockTracker, mergeInto, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { fingerprintHex, fingerprintOf } from "../../release/fingerprint";
 import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import { previewSample } from "../redis/preview";
@@ -641,7 +641,7 @@ export class RedlockSource implements WatchedSource {
     const answers = this.nodes.map((n, i) => this.settleNode(n, discovered[i]!, readings[i]!));
     const out = this.evaluate(keys, (i, k) => this.readingOf(i, k, readings[i]!, full[i]!), answers);
     // Quiet locks are not re-read in track mode: what only time changes (a hold too long) is revised here.
-    if (keys !== all) out.upserts.push(...this.tracker.reviseHazards(this.now()).upserts);
+    if (keys !== all) append(out.upserts, this.tracker.reviseHazards(this.now()).upserts);
     const ended = this.clock();
     this.polled = true;
     this.lastScanAt = new Date(this.now()).toISOString();
@@ -785,7 +785,7 @@ export class RedlockSource implements WatchedSource {
         return reading ? { ok: true, value: reading } : { ok: false, timedOut: false, error: "not read" };
       });
       const answers = this.releaseAnswers(k, reads, nowMs);
-      merge(
+      mergeInto(
         out,
         this.evaluateKey(
           key,
@@ -1021,7 +1021,7 @@ export class RedlockSource implements WatchedSource {
         samples.push(reading?.sample);
         return this.answerFor(i, k, base, reading, nowMs);
       });
-      merge(out, this.evaluateKey(key, answers, samples, nowMs));
+      mergeInto(out, this.evaluateKey(key, answers, samples, nowMs));
     }
     return out;
   }
@@ -1173,10 +1173,4 @@ function cacheValid(r: Reading | undefined, nowMs: number): boolean {
   if (!r) return false;
   const end = leaseEnd(r);
   return end === null || end > nowMs;
-}
-
-function merge(into: TrackerOutput, o: TrackerOutput): void {
-  into.events.push(...o.events);
-  into.upserts.push(...o.upserts);
-  into.removed.push(...o.removed);
 }

@@ -11,7 +11,7 @@ import type { Hazard, Lock, SourceStatus } from "../../../lib/contract/lock";
 import type { ReleaseCommand, ReleaseResult } from "../../../lib/contract/release";
 import type { WatchedSource } from "../source-port";
 import { lockId } from "../../core/lock-id";
-import { LockTracker, type ObservedLock, type TrackerOutput } from "../../core/tracker";
+import { LockTracker, mergeInto, type ObservedLock, type TrackerOutput } from "../../core/tracker";
 import { NO_OUTPUT, runRelease, type ReleaseAdapter, type ReleaseRun } from "../../release/release-runner";
 import {
   invertWchc,
@@ -747,10 +747,7 @@ export class ZookeeperSource implements WatchedSource {
     const stuck = this.stuckFor(atMs);
     for (const t of this.targets.values()) {
       const r = this.observeTarget(t, atMs, stuck);
-      if (!r) continue;
-      out.events.push(...r.events);
-      out.upserts.push(...r.upserts);
-      out.removed.push(...r.removed);
+      if (r) mergeInto(out, r);
     }
     return out;
   }
