@@ -1,4 +1,5 @@
 import type { LockEvent } from "../../lib/contract/lock";
+import { append } from "../core/tracker";
 
 /**
  * While the dashboard is connected the buffer holds up to this many times its capacity: a poll that first sees
@@ -24,7 +25,7 @@ export class EventBuffer {
   }
 
   push(events: readonly LockEvent[], connected = false): void {
-    for (const e of events) this.items.push(e);
+    append(this.items, events);
     this.trim(connected);
   }
 
