@@ -17,7 +17,8 @@
  * Optional: REDIS_SERVER_TIME_BUDGET_PERCENT (default the agent's 0.7), CPU_PROFILE=<file> (a CPU profile of the
  * window, which starts at the "window start" mark: the stalls are timed on the marks' clock), HEAP_SNAPSHOT=<file>
  * (after the window), HEAP_SAMPLING=<file> (a sampling heap profile of the window's allocations still in the heap
- * at its end, before the full collection: open it in Chrome DevTools' Memory tab).
+ * at its end, before the full collection: open it in Chrome DevTools' Memory tab; with HEAP_SAMPLING_YOUNG=1 also
+ * what the young generation collected, i.e. every allocation of the window: the garbage rate and who makes it).
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -94,6 +95,9 @@ async function main(): Promise<void> {
     await session.post("HeapProfiler.startSampling", {
       samplingInterval: 16384,
       includeObjectsCollectedByMajorGC: true,
+      // HEAP_SAMPLING_YOUNG=1: also what the young generation collected (all the window's allocations: the garbage
+      // rate, which sets how often the scavenger runs)
+      includeObjectsCollectedByMinorGC: process.env.HEAP_SAMPLING_YOUNG === "1",
     });
   }
   console.log(`window start ${performance.now().toFixed(0)}`);

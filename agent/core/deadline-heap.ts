@@ -27,10 +27,10 @@ export class DeadlineHeap {
     return this.at.length > 0 ? this.at[0]! : null;
   }
 
-  /** Removes and returns every entry due at or before nowMs, earliest first. */
-  popDue(nowMs: number): Array<{ atMs: number; key: string }> {
+  /** Removes and returns the entries due at or before nowMs, earliest first: all of them, or the first `limit`. */
+  popDue(nowMs: number, limit = Infinity): Array<{ atMs: number; key: string }> {
     const out: Array<{ atMs: number; key: string }> = [];
-    while (this.at.length > 0 && this.at[0]! <= nowMs) out.push(this.pop());
+    while (out.length < limit && this.at.length > 0 && this.at[0]! <= nowMs) out.push(this.pop());
     return out;
   }
 

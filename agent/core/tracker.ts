@@ -66,6 +66,16 @@ export interface TrackerOptions {
   history?: HistoryHazardOptions;
 }
 
+/**
+ * At most this many locks are revised by one reviseHazards call; the rest stay due for the next. Locks first seen
+ * together (an agent's start, a key prefix announced at once) pass MAX_HOLD_MS together, and revising them cost
+ * about 4 µs a lock (394 ms for 100,000 in the agent's CPU profile, 1 M keys / 100 k locks bench): with the 100,000
+ * found in a few polls (no budget), the polls at the limit held the event loop up to 341 ms, and every change waited
+ * behind them (bench/agent-steady.ts, 2026-12-07; 60 to 74 ms with this cap). A held-too-long hazard may be raised
+ * a few polls late, against a limit of minutes.
+ */
+export const REVISIONS_PER_CALL = 10_000;
+
 /** The history hazard codes of most locks: one shared empty set instead of one per lock. */
 const NO_CODES: ReadonlySet<string> = new Set();
 
@@ -385,7 +395,7 @@ export class LockTracker {
    *
    * Only the locks whose moment has come (nextHazardChangeMs) are looked at: visiting all 100,000 tracked locks at
    * every poll was what a quiet agent spent most of its time on, and once they are all held past MAX_HOLD_MS each
-   * visit allocated.
+   * visit allocated. At most REVISIONS_PER_CALL of them a call.
    */
   reviseHazards(nowMs: number): TrackerOutput {
     const out: TrackerOutput = { events: [], upserts: [], removed: [] };
@@ -394,7 +404,7 @@ export class LockTracker {
       const heap = (this.revisions = new DeadlineHeap());
       for (const t of this.tracked.values()) heap.push((t.reviseAtMs = nowMs), t.lock.id);
     }
-    for (const { atMs, key: id } of this.revisions.popDue(nowMs)) {
+    for (const { atMs, key: id } of this.revisions.popDue(nowMs, REVISIONS_PER_CALL)) {
       const t = this.tracked.get(id);
       if (!t || t.reviseAtMs !== atMs) continue; // re-read since, or gone: a stale entry
       const found = historyHazards(t, t.lock.ttlMs, nowMs, this.historyOpts);

@@ -42,6 +42,15 @@ describe("DeadlineHeap", () => {
     expect(h.peek()).toBeNull();
   });
 
+  it("pops at most a limit of due entries, earliest first, and leaves the rest due", () => {
+    const h = new DeadlineHeap();
+    [30, 10, 20, 40, 5].forEach((d, i) => h.push(d, `k${i}`));
+    expect(h.popDue(30, 2).map((e) => e.atMs)).toEqual([5, 10]);
+    expect(h.popDue(30, 2).map((e) => e.atMs)).toEqual([20, 30]);
+    expect(h.popDue(30, 2)).toEqual([]);
+    expect(h.peek()).toBe(40);
+  });
+
   it("orders many random deadlines", () => {
     const h = new DeadlineHeap();
     const values = Array.from({ length: 500 }, (_, i) => (i * 7919) % 1000);

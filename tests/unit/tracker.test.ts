@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LockTracker, STABLE_PART, type ObservedLock } from "../../agent/core/tracker";
+import { LockTracker, REVISIONS_PER_CALL, STABLE_PART, type ObservedLock } from "../../agent/core/tracker";
 
 let n = 0;
 const tracker = () => new LockTracker({ agentId: "a1", newId: () => `id-${++n}-xxxxxxxx` });
@@ -353,6 +353,29 @@ describe("LockTracker.reviseHazards", () => {
       ["L2", ["renewals-stopped", "held-too-long"]],
     ]);
     expect(t.reviseHazards(T + 120_000).upserts).toEqual([]);
+  });
+
+  it("revises at most REVISIONS_PER_CALL locks a call when many pass the hold limit together, the rest at the next", () => {
+    const t = new LockTracker({
+      agentId: "a1",
+      newId: () => `id-${++n}-xxxxxxxx`,
+      history: { maxHoldMs: 60_000, rememberMs: 4000 },
+    });
+    const count = REVISIONS_PER_CALL + 2500;
+    const ids = Array.from({ length: count }, (_, i) => `L${i}`);
+    t.apply(
+      ids.map((id) => obs(`owner-of-${id}-0123456789`, 30_000, T, { id, resource: id })),
+      [],
+    );
+    expect(t.reviseHazards(T + 1000).upserts).toEqual([]);
+    const first = t.reviseHazards(T + 60_001).upserts;
+    expect(first).toHaveLength(REVISIONS_PER_CALL);
+    const second = t.reviseHazards(T + 61_000).upserts;
+    expect(second).toHaveLength(2500);
+    // Every lock once, and each with the hazard.
+    expect(new Set([...first, ...second].map((l) => l.id)).size).toBe(count);
+    expect(t.locks().every((l) => l.hazards.some((h) => h.code === "held-too-long"))).toBe(true);
+    expect(t.reviseHazards(T + 62_000).upserts).toEqual([]);
   });
 
   it("gives quiet locks past the hold limit one shared hazard, and a revised lock the same digest at its next read", () => {
