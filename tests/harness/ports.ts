@@ -14,11 +14,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Polls `check` until it returns true or the deadline passes; the condition, never a fixed sleep. */
+/**
+ * Polls `check` until it returns true or the deadline passes; the condition, never a fixed sleep. `state`, if
+ * given, is asked at the deadline and printed with the timeout: where a wait that ran out was stuck.
+ */
 export async function waitFor(
   what: string,
   check: () => boolean | Promise<boolean>,
-  { timeoutMs = 10_000, intervalMs = 50 } = {},
+  {
+    timeoutMs = 10_000,
+    intervalMs = 50,
+    state,
+  }: { timeoutMs?: number; intervalMs?: number; state?: () => string } = {},
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -31,6 +38,7 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`,
+    `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}` +
+      (state ? `; ${state()}` : ""),
   );
 }

@@ -69,22 +69,15 @@ async function pollUntil(
   timeoutMs = 10_000,
 ): Promise<LockEvent[]> {
   const events: LockEvent[] = [];
-  try {
-    await waitFor(
-      what,
-      async () => {
-        events.push(...(await h.poll()).events);
-        return done(h);
-      },
-      { timeoutMs, intervalMs: 20 },
-    );
-  } catch (err) {
+  await waitFor(
+    what,
+    async () => {
+      events.push(...(await h.poll()).events);
+      return done(h);
+    },
     // What the source said last: which state a wait that ran out was stuck in.
-    const s = h.status();
-    throw new Error(
-      `${err instanceof Error ? err.message : String(err)}; source up ${s.up}, error: ${s.error ?? "none"}`,
-    );
-  }
+    { timeoutMs, intervalMs: 20, state: () => `source up ${h.status().up}, error: ${h.status().error ?? "none"}` },
+  );
   return events;
 }
 
