@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { AgentLoop } from "../../agent/agent";
 import { DEFAULT_LOCK_PATTERNS, parseRedisTarget } from "../../agent/config";
+import { LeanCompanion } from "../../agent/sources/redis/lean-connection";
 import { connectRedis, IoredisLockPort } from "../../agent/sources/redis/redis-client";
 import { RedisSource } from "../../agent/sources/redis/redis-source";
 
@@ -35,7 +36,9 @@ async function openSource(url: string, visitBudgetPerPoll: number, scanCount: nu
     onStatus: (up, error) => ref.source?.setConnection(up, error),
   });
   await client.connect();
-  const source = (ref.source = new RedisSource(new IoredisLockPort(client), {
+  // As the agent reads in poll mode: the bulk reads on the reader's lean connection (redis-sources.ts).
+  const lean = new LeanCompanion(client, { tracked: false, commandTimeoutMs: AGENT_DEFAULTS.commandTimeoutMs });
+  const source = (ref.source = new RedisSource(new IoredisLockPort(client, lean), {
     sourceId: parseRedisTarget("REDIS_URLS", url).id,
     agentId: "bench",
     lockPatterns: DEFAULT_LOCK_PATTERNS,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { WATCH_ONLY_ACL, FORCE_RELEASE_ACL } from "../../agent/sources/redis/acl-rules";
+import type { LeanConnection } from "../../agent/sources/redis/lean-connection";
 import { startRedis, type RedisServer } from "../harness/redis";
 import { startInProcessAgent, type InProcessAgent } from "../harness/in-process-agent";
 import { waitFor } from "../harness/ports";
@@ -74,8 +75,14 @@ describe("the cost of watching", () => {
     await waitFor("track live", () => a.loop.statuses()[0]!.changeDetection === "track");
     // The server stops announcing the reader's keys, while the agent still believes it is tracked: what only the
     // sweep can then see.
-    const reader = (a.sources.sources[0] as unknown as { client: import("ioredis").Redis }).client;
-    await reader.call("CLIENT", "TRACKING", "OFF");
+    const target = a.sources.sources[0] as unknown as {
+      client: import("ioredis").Redis;
+      mode: { source: { port: { lean: { conn: LeanConnection } } } };
+    };
+    await target.client.call("CLIENT", "TRACKING", "OFF");
+    // The bulk reads' lean connection (lean-connection.ts) tracks the keys it read too.
+    const [off] = await target.mode.source.port.lean.conn.exec([["CLIENT", "TRACKING", "OFF"]]);
+    expect(off?.[0]).toBeNull();
     await c.config("RESETSTAT");
     await c.set("swept:lock:7", "token-other", "PX", 600_000);
     await c.pexpire("swept:lock:8", 900_000);
@@ -150,6 +157,10 @@ describe("least privilege", () => {
     });
     await waitFor("track live as watcher", () => a.loop.statuses()[0]!.changeDetection === "track");
     expect(a.log.join("\n")).not.toMatch(/refused|NOPERM/);
+    // The bulk reads' lean connection signs in as the same user and is tracked with the reader's redirect.
+    const list = String(await c.call("CLIENT", "LIST"));
+    const redirect = /id=(\d+) [^\n]*name=lockscope-agent-invalidations /.exec(list)![1];
+    expect(list).toMatch(new RegExp(`name=lockscope-agent-reads [^\\n]*user=watcher redir=${redirect} `));
     await c.set("acl:lock:a", "owner-1", "PX", 60_000);
     await waitFor("acquired", () => a.types("acl:lock:a").join() === "acquired");
     await c.set("acl:lock:a", "owner-2", "PX", 60_000);
@@ -179,6 +190,10 @@ describe("least privilege", () => {
     expect(status.note).toMatch(/CLIENT TRACKING refused: NOPERM.*\+client\|tracking/);
     const lines = a.log.filter((l) => /client\|tracking/.test(l));
     expect(lines).toHaveLength(1);
+    // Its bulk reads go on the lean connection untracked (there is nothing to track with).
+    await waitFor("the untracked lean connection", async () =>
+      /name=lockscope-agent-reads [^\n]*user=notrack redir=-1 /.test(String(await c.call("CLIENT", "LIST"))),
+    );
     await c.set("acl:lock:b", "owner-1", "PX", 60_000);
     await waitFor("acquired by polling", () => a.types("acl:lock:b").join() === "acquired");
     await c.set("acl:lock:b", "owner-2", "PX", 60_000);

@@ -136,6 +136,48 @@ describe("client tracking against a real redis-server, compared with polling", (
     expect(last.detail?.observedBy).toBe("notification");
   });
 
+  it("tracks the bulk reads on their lean connection too, and re-enables tracking when that connection is killed", async () => {
+    // Each agent reads lock keys in bulk on a connection of its own (lean-connection.ts): the tracking agent's is
+    // tracked with the same redirect as its reader, the polling agent's is not.
+    const lean = async () =>
+      [
+        ...String(await c.call("CLIENT", "LIST")).matchAll(
+          /id=(\d+) [^\n]*name=lockscope-agent-reads [^\n]*cmd=(\S+) [^\n]*redir=(-?\d+)/g,
+        ),
+      ].map((m) => ({ id: m[1]!, cmd: m[2]!, redir: m[3]! }));
+    await waitFor("both agents' lean connections", async () => (await lean()).length === 2);
+    const [invalidations] = await invalidationIds();
+    expect((await lean()).map((l) => l.redir).sort()).toEqual(["-1", invalidations!].sort());
+    const key = `${prefix}:lock:killed-lean`;
+    await c.set(key, "owner-1", "PX", 60_000);
+    await bothSee(key, ["acquired"]);
+    const tracked = (await lean()).find((l) => l.redir !== "-1")!;
+    await c.call("CLIENT", "KILL", "ID", tracked.id);
+    await c.set(key, "owner-2", "PX", 60_000);
+    await bothSee(key, ["acquired", "owner-changed"]);
+    // Live again, and the re-read of every known key that follows has gone through the new connection (its last
+    // command is no longer its CLIENT TRACKING): until then a change is found by that re-read, not announced.
+    await waitFor(
+      "a new tracked lean connection, used",
+      async () => {
+        const now = (await lean()).find((l) => l.redir !== "-1");
+        return (
+          now !== undefined &&
+          now.id !== tracked.id &&
+          now.cmd !== "client|tracking" &&
+          detection(track).changeDetection === "track"
+        );
+      },
+      { state: () => `${JSON.stringify(detection(track))} ${track.log.join(" | ")}` },
+    );
+    expect(track.log.some((l) => /bulk-read connection was lost/.test(l))).toBe(true);
+    // Tracking covers the keys read since: a change is announced, not found by a poll.
+    await c.set(key, "owner-3", "PX", 60_000);
+    await bothSee(key, ["acquired", "owner-changed", "owner-changed"]);
+    const last = track.events.filter((e) => e.resource === key).at(-1)!;
+    expect(last.detail?.observedBy).toBe("notification");
+  });
+
   it("announces new keys under a BCAST prefix again after its invalidation connection is killed", async () => {
     // Its own agent: a pattern with a literal prefix (BCAST), and polls a minute apart so that no SCAN finds the
     // new keys first: each must come from an announcement.

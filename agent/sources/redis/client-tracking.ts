@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import type { TrackedCompanion } from "./lean-connection";
 
 /**
  * Server-assisted client tracking (Redis 6+), over RESP2 so it works with ioredis:
@@ -29,6 +30,11 @@ export interface ClientTrackingOptions {
   url: string;
   /** The connection whose reads are tracked; it must stay the one that samples lock keys. */
   reader: Redis;
+  /**
+   * The reader's lean connection for bulk reads (lean-connection.ts), tracked with the same redirect whenever the
+   * reader is; its loss is a loss of tracking (its keys' invalidations are gone with it).
+   */
+  companion?: TrackedCompanion;
   /** BCAST prefixes (bcast-prefixes.ts); empty for none. */
   prefixes: readonly string[];
   commandTimeoutMs: number;
@@ -85,6 +91,8 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   let live = false;
   let enabling: Promise<TrackingState> | null = null;
   let keepalive: NodeJS.Timeout | null = null;
+  /** The redirect connection's CLIENT ID, while that connection stays up. */
+  let subscribedId: string | null = null;
 
   const report = (state: TrackingState) => {
     // An enable() still in flight when the node was replaced (a cluster failover) must not set the mode of the
@@ -109,11 +117,15 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
     }
     let step = "CLIENT ID";
     try {
-      const id = String(await redirect.call("CLIENT", "ID"));
+      // Asked once a connection: re-enabled while it stays up (the lean connection was lost), it is subscribed
+      // already and answers subscriber commands only.
+      const id = (subscribedId ??= String(await redirect.call("CLIENT", "ID")));
       step = "SUBSCRIBE __redis__:invalidate";
       await redirect.subscribe(INVALIDATE_CHANNEL);
       step = "CLIENT TRACKING";
       await opts.reader.call("CLIENT", "TRACKING", "ON", "REDIRECT", id);
+      // Without it (refused, unreachable, TLS) the reader carries every read, tracked, as before it existed.
+      await opts.companion?.track(id);
       const note = await enableBroadcast(id);
       const state: TrackingState = note ? { live: true, note } : { live: true };
       report(state);
@@ -122,6 +134,7 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
       const message = err instanceof Error ? err.message : String(err);
       if (isRefusal(message)) {
         refused = true;
+        opts.companion?.untracked();
         const reason = refusalLine(step, message);
         stop();
         const state: TrackingState = { live: false, refused: true, reason };
@@ -184,8 +197,14 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   }
 
   redirect.on("ready", tryEnable);
+  opts.companion?.onLost((reason) => {
+    if (closed || refused) return;
+    if (live) report({ live: false, refused: false, reason: `${reason}; polling until tracking is enabled again` });
+    tryEnable();
+  });
   opts.reader.on("ready", tryEnable);
   redirect.on("close", () => {
+    subscribedId = null;
     if (closed || refused) return;
     if (live)
       report({ live: false, refused: false, reason: "the invalidation connection was lost; polling until it is back" });

@@ -5,6 +5,7 @@ import { loadLua } from "./lua-scripts";
 import type { RedisReleasePort } from "./redis-release";
 import { parseRedirect } from "./cluster-nodes";
 import { TypeGuesses } from "./type-guess";
+import type { Arg, LeanCompanion, Reply } from "./lean-connection";
 import type { KeySample, RedisLockPort, RedisNodePort, RedisReplicaPort } from "./redis-port";
 
 /** How many fields, members or items one sample reads at most: a lock key is small; a huge one is shown cut. */
@@ -39,8 +40,6 @@ export function connectRedis(opts: RedisConnectionOptions): Redis {
   return client;
 }
 
-type Reply = [Error | null, unknown];
-
 /**
  * Errors that mean the server cannot answer for any key right now (loading its dataset, a long script, the
  * cluster down or mid-failover): a read that fails so proves nothing about the key, so the whole read fails.
@@ -68,7 +67,23 @@ function asNumber(r: Reply | undefined): number {
 }
 
 export class IoredisLockPort implements RedisLockPort {
-  constructor(private readonly client: Redis) {}
+  /**
+   * lean: the reader's lean connection (lean-connection.ts), which carries the bulk reads when it can (a batch it
+   * cannot answer goes through ioredis, with the same replies).
+   */
+  constructor(
+    private readonly client: Redis,
+    private readonly lean: LeanCompanion | null = null,
+  ) {}
+
+  /** One batch of read commands, pipelined: on the lean connection when it is up, else through ioredis. */
+  private async bulk(commands: Arg[][]): Promise<Reply[]> {
+    const replies = await this.lean?.exec(commands);
+    if (replies) return replies;
+    const p = this.client.pipeline();
+    for (const [name, ...args] of commands) p.callBuffer(String(name), ...args);
+    return ((await p.exec()) ?? []) as Reply[];
+  }
 
   async scan(cursor: string, count: number, match?: Buffer) {
     // MATCH as raw bytes (scanBuffer types it as a string, which ioredis would send as UTF-8).
@@ -137,16 +152,16 @@ export class IoredisLockPort implements RedisLockPort {
    * it fully: its type (a longer value) or TYPE_ONLY (another type than assumed, or the read failed: TYPE first).
    */
   private async quickRead(keys: Buffer[], previewBytes: number): Promise<Array<KeySample | string>> {
-    const p = this.client.pipeline();
     const assumed = keys.map((key) => {
       const guess = this.guesses.guess(key);
       return guess !== undefined && READ_TYPES.has(guess) ? guess : "string";
     });
+    const commands: Arg[][] = [];
     keys.forEach((key, i) => {
       const k = onWire(key);
-      boundedRead(p.pttl(k), k, assumed[i]!, previewBytes);
+      commands.push(["PTTL", k], boundedRead(k, assumed[i]!, previewBytes));
     });
-    const replies = ((await p.exec()) ?? []) as Reply[];
+    const replies = await this.bulk(commands);
     return keys.map((key, i) => {
       const [ttl, body] = [replies[2 * i], replies[2 * i + 1]];
       const failed = ttl?.[0] ?? body?.[0];
@@ -162,22 +177,17 @@ export class IoredisLockPort implements RedisLockPort {
 
   /** TYPE, PTTL and, when the key is still of the given type, its length and bounded read; one pipeline. */
   private async read(keys: Buffer[], known: readonly string[], previewBytes: number): Promise<KeySample[]> {
-    const p = this.client.pipeline();
+    const commands: Arg[][] = [];
     const plan: number[] = [];
     keys.forEach((key, i) => {
       const type = known[i]!;
       const k = onWire(key);
-      p.type(k).pttl(k);
-      let n = 4;
-      if (type === "string") p.strlen(k).getrangeBuffer(k, 0, previewBytes - 1);
-      else if (type === "hash") p.hlen(k).hscanBuffer(k, "0", "COUNT", PAGE);
-      else if (type === "zset") p.zcard(k).zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
-      else if (type === "list") p.llen(k).lrangeBuffer(k, 0, PAGE - 1);
-      else if (type === "set") p.scard(k).sscanBuffer(k, "0", "COUNT", PAGE);
-      else n = 0;
-      plan.push(n === 0 ? 2 : 4);
+      commands.push(["TYPE", k], ["PTTL", k]);
+      const length = LENGTH_OF.get(type);
+      if (length) commands.push([length, k], boundedRead(k, type, previewBytes));
+      plan.push(length ? 4 : 2);
     });
-    const replies = ((await p.exec()) ?? []) as Reply[];
+    const replies = await this.bulk(commands);
     const out: KeySample[] = [];
     let at = 0;
     keys.forEach((key, i) => {
@@ -211,13 +221,13 @@ export class IoredisLockPort implements RedisLockPort {
   }
 
   async resample(keys: Buffer[], types: readonly string[], previewBytes: number) {
-    const p = this.client.pipeline();
+    const commands: Arg[][] = [];
     keys.forEach((key, i) => {
       const k = onWire(key);
-      p.pttl(k);
-      if (READ_TYPES.has(types[i]!)) boundedRead(p, k, types[i]!, previewBytes);
+      commands.push(["PTTL", k]);
+      if (READ_TYPES.has(types[i]!)) commands.push(boundedRead(k, types[i]!, previewBytes));
     });
-    const replies = ((await p.exec()) ?? []) as Reply[];
+    const replies = await this.bulk(commands);
     const out: Array<KeySample | null> = [];
     let at = 0;
     keys.forEach((key, i) => {
@@ -238,9 +248,7 @@ export class IoredisLockPort implements RedisLockPort {
 
   async countExisting(groups: Buffer[][]) {
     if (groups.length === 0) return [];
-    const p = this.client.pipeline();
-    for (const g of groups) p.exists(...g.map(onWire));
-    const replies = ((await p.exec()) ?? []) as Reply[];
+    const replies = await this.bulk(groups.map((g) => ["EXISTS", ...g.map(onWire)]));
     return groups.map((_, i) => {
       const r = replies[i];
       if (r?.[0] && UNAVAILABLE.test(r[0].message)) throw r[0];
@@ -329,15 +337,22 @@ export class IoredisReplicaPort implements RedisReplicaPort {
   }
 }
 
-type Pipeline = ReturnType<Redis["pipeline"]>;
+/** The length command of each type read() reads a body of. */
+const LENGTH_OF: ReadonlyMap<string, string> = new Map([
+  ["string", "STRLEN"],
+  ["hash", "HLEN"],
+  ["zset", "ZCARD"],
+  ["list", "LLEN"],
+  ["set", "SCARD"],
+]);
 
-/** Queues the bounded read of `type` (the same as read() and resample() send), one command. */
-function boundedRead(p: Pipeline, k: Buffer | string, type: string, previewBytes: number): void {
-  if (type === "string") p.getrangeBuffer(k, 0, previewBytes - 1);
-  else if (type === "hash") p.hscanBuffer(k, "0", "COUNT", PAGE);
-  else if (type === "zset") p.zrangeBuffer(k, 0, PAGE - 1, "WITHSCORES");
-  else if (type === "list") p.lrangeBuffer(k, 0, PAGE - 1);
-  else p.sscanBuffer(k, "0", "COUNT", PAGE);
+/** The bounded read of `type` (the same as read() and resample() send), one command. */
+function boundedRead(k: Buffer | string, type: string, previewBytes: number): Arg[] {
+  if (type === "string") return ["GETRANGE", k, 0, previewBytes - 1];
+  if (type === "hash") return ["HSCAN", k, "0", "COUNT", PAGE];
+  if (type === "zset") return ["ZRANGE", k, 0, PAGE - 1, "WITHSCORES"];
+  if (type === "list") return ["LRANGE", k, 0, PAGE - 1];
+  return ["SSCAN", k, "0", "COUNT", PAGE];
 }
 
 /**

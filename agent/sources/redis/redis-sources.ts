@@ -20,6 +20,7 @@ import { RedisSource } from "./redis-source";
 import { ReplicationWatcher } from "./replication-watcher";
 import { bcastPrefixes } from "./bcast-prefixes";
 import { startTrackedReader, type ClientTracking } from "./client-tracking";
+import { LeanCompanion } from "./lean-connection";
 
 export interface RedisSourcesOptions {
   agentId: string;
@@ -69,6 +70,12 @@ export function createRedisSources(targets: readonly RedisTarget[], opts: RedisS
 }
 
 const EMPTY: TrackerOutput = { events: [], upserts: [], removed: [] };
+
+/** A node's reading connection and its lean companion: CLIENT TRACKING is enabled on both. */
+interface Reader {
+  client: Redis;
+  lean: LeanCompanion;
+}
 
 type Mode =
   | {
@@ -182,7 +189,8 @@ class RedisTargetSource implements WatchedSource {
       this.node,
       false,
     );
-    const source = new RedisSource(new IoredisLockPort(this.client), {
+    const lean = this.lean(this.client);
+    const source = new RedisSource(new IoredisLockPort(this.client, lean), {
       ...this.sourceOptions(),
       sourceId: this.target.id,
       annotator: watcher,
@@ -200,7 +208,7 @@ class RedisTargetSource implements WatchedSource {
     const notifications = this.subscribe(this.target.url, this.target.db, source, batcher);
     const tracking =
       this.opts.changeDetection === "track"
-        ? this.track(source, batcher, this.target.url, this.client, this.target.id)
+        ? this.track(source, batcher, this.target.url, { client: this.client, lean }, this.target.id)
         : null;
     if (!tracking) source.setChangeDetection("poll");
     this.mode = { kind: "standalone", source, watcher, unsubscribe: notifications.stop, tracking };
@@ -215,12 +223,13 @@ class RedisTargetSource implements WatchedSource {
     source: RedisSource,
     batcher: NotificationBatcher,
     url: string,
-    reader: Redis,
+    reader: Reader,
     label: string,
   ): ClientTracking {
     return startTrackedReader({
       url,
-      reader,
+      reader: reader.client,
+      companion: reader.lean,
       prefixes: bcastPrefixes(this.opts.lockPatterns),
       commandTimeoutMs: this.opts.commandTimeoutMs,
       onKeys: (keys) => keys.forEach((k) => batcher.add(k)),
@@ -228,6 +237,14 @@ class RedisTargetSource implements WatchedSource {
       label,
       log: this.opts.log,
       onMode: (mode, note) => source.setChangeDetection(mode, note),
+    });
+  }
+
+  /** The lean connection for a reader's bulk reads, tracked with it in track mode (lean-connection.ts). */
+  private lean(client: Redis): LeanCompanion {
+    return new LeanCompanion(client, {
+      tracked: this.opts.changeDetection === "track",
+      commandTimeoutMs: this.opts.commandTimeoutMs,
     });
   }
 
@@ -255,7 +272,7 @@ class RedisTargetSource implements WatchedSource {
     base.pathname = "/0";
     const baseUrl = base.toString();
     // Each master's reading connection, for CLIENT TRACKING on it (tracking belongs to a connection).
-    const readers = new Map<string, Redis>();
+    const readers = new Map<string, Reader>();
     return new RedisClusterSource({
       seedId: this.target.id,
       seedNode: this.node,
@@ -272,14 +289,15 @@ class RedisTargetSource implements WatchedSource {
           commandTimeoutMs: this.opts.commandTimeoutMs,
           onStatus,
         });
-        readers.set(address, client);
+        const reader = { client, lean: this.lean(client) };
+        readers.set(address, reader);
         return {
-          lock: new IoredisLockPort(client),
+          lock: new IoredisLockPort(client, reader.lean),
           node: new IoredisNodePort(client),
           release: new IoredisReleasePort(client),
           ready: client.connect().catch(() => undefined),
           close: () => {
-            if (readers.get(address) === client) readers.delete(address);
+            if (readers.get(address) === reader) readers.delete(address);
             client.disconnect();
           },
         };

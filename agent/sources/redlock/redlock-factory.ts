@@ -4,6 +4,7 @@ import { bcastPrefixes } from "../redis/bcast-prefixes";
 import { startTrackedReader, type ClientTracking } from "../redis/client-tracking";
 import { connectRedis, IoredisReleasePort } from "../redis/redis-client";
 import { IoredisRedlockPort } from "./redlock-client";
+import { LeanCompanion } from "../redis/lean-connection";
 import type { RedlockConfig } from "./redlock-config";
 import { RedlockSource, type RedlockSourceOptions } from "./redlock-source";
 
@@ -66,6 +67,8 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
         onStatus: (up, error) => holder.source?.setConnection(target.id, up, error),
       });
       clients.push(client);
+      // The node's bulk reads travel on a lean connection of their own, tracked with the reader (lean-connection.ts).
+      const lean = new LeanCompanion(client, { tracked: track, commandTimeoutMs: opts.commandTimeoutMs });
       started.push(
         client
           .connect()
@@ -76,6 +79,7 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
             const tracking = startTrackedReader({
               url: target.url,
               reader: client,
+              companion: lean,
               prefixes,
               commandTimeoutMs: opts.commandTimeoutMs,
               onKeys: (keys) => holder.source?.invalidated(target.id, keys),
@@ -89,7 +93,7 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
           }),
       );
       // The writer is used only by an operator's force-release; polls go through the read-only port.
-      return { id: target.id, port: new IoredisRedlockPort(client), writer: new IoredisReleasePort(client) };
+      return { id: target.id, port: new IoredisRedlockPort(client, lean), writer: new IoredisReleasePort(client) };
     });
     holder.source = new RedlockSource(nodes, {
       ...opts.source,
