@@ -170,4 +170,34 @@ describe("a server that accepts and never answers", () => {
     await expect(conn.exec([["PTTL", "k"]])).rejects.toThrow(/no reply within 300 ms/);
     expect(lost).toHaveLength(1);
   });
+
+  it("as a reader's lean connection: one log line, and the reads go through the reader", async () => {
+    await admin.set("lock:silent", "owner-1", "PX", 60_000);
+    const client = connectRedis({ url: redis.url, commandTimeoutMs: 300, onStatus: () => undefined });
+    clients.push(client);
+    await client.connect();
+    const log: string[] = [];
+    const lean = new LeanCompanion(
+      client,
+      { tracked: false, commandTimeoutMs: 300, retryMs: 0, log: (l) => log.push(l) },
+      { host: "127.0.0.1", port, db: 0 },
+    );
+    const reads = new IoredisLockPort(client, lean);
+    await waitFor("the first open to fail", () => log.length > 0);
+    for (let i = 0; i < 3; i++) {
+      const [sample] = await reads.sample([Buffer.from("lock:silent")], ["string"], 256);
+      expect(sample!.string?.prefix.toString()).toBe("owner-1");
+    }
+    // Each read tries it again (no retry delay here; one open at a time), and it fails the same way: said once. A
+    // fourth connection means the second open had failed.
+    const before = sockets.length;
+    await waitFor("two more opens tried", async () => {
+      await reads.sample([Buffer.from("lock:silent")], ["string"], 256);
+      return sockets.length >= before + 2;
+    });
+    expect(log).toEqual([
+      `bulk-read connection to 127.0.0.1:${port} not opened (no reply within 300 ms); the reads go through the main connection`,
+    ]);
+    lean.close();
+  });
 });

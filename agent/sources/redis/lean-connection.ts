@@ -203,7 +203,10 @@ export class LeanConnection {
 
 /** What CLIENT TRACKING (client-tracking.ts) needs of the reader's lean companion. */
 export interface TrackedCompanion {
-  /** A new lean connection whose reads are tracked with this redirect; false when it could not be had. */
+  /**
+   * Tracking with this redirect on the lean connection (the same connection re-enabled, or a new one); false when
+   * it could not be had (the reader then carries every read).
+   */
   track(redirectId: string): Promise<boolean>;
   /** Tracking was refused for good: reads untracked are as good as the reader's (the source polls). */
   untracked(): void;
@@ -235,12 +238,19 @@ export class LeanCompanion implements TrackedCompanion {
 
   constructor(
     private readonly client: Redis,
-    opts: { tracked: boolean; commandTimeoutMs: number; retryMs?: number },
+    opts: {
+      tracked: boolean;
+      commandTimeoutMs: number;
+      retryMs?: number;
+      /** Why it could not be opened, once per distinct reason (it is an optimisation: nothing fails without it). */
+      log?: (line: string) => void;
+    },
     private readonly address: LeanAddress | null = leanAddressOf(client),
   ) {
     this.tracked = opts.tracked;
     this.commandTimeoutMs = opts.commandTimeoutMs;
     this.retryMs = opts.retryMs ?? RETRY_MS;
+    this.log = opts.log ?? (() => undefined);
     client.once("end", () => this.close());
     // Untracked, it opens with the reader (and again when the reader reconnects after losing it).
     client.on("ready", () => this.openUntracked());
@@ -249,6 +259,8 @@ export class LeanCompanion implements TrackedCompanion {
 
   private readonly commandTimeoutMs: number;
   private readonly retryMs: number;
+  private readonly log: (line: string) => void;
+  private lastFailure = "";
 
   /** The batch's replies, or null when the caller must send it through ioredis. */
   async exec(commands: ReadonlyArray<readonly Arg[]>): Promise<Reply[] | null> {
@@ -331,10 +343,17 @@ export class LeanCompanion implements TrackedCompanion {
     });
     try {
       await conn.open(this.address, setup);
-    } catch {
+    } catch (err) {
       this.retryAt = Date.now() + this.retryMs;
+      const reason = err instanceof Error ? err.message : String(err);
+      if (reason !== this.lastFailure && !this.closed) {
+        const where = this.address.path ?? `${this.address.host}:${this.address.port}`;
+        this.log(`bulk-read connection to ${where} not opened (${reason}); the reads go through the main connection`);
+      }
+      this.lastFailure = reason;
       return null; // ioredis carries every read meanwhile, as it did before this connection existed
     }
+    this.lastFailure = "";
     if (this.closed) {
       conn.close();
       return null;

@@ -245,6 +245,7 @@ class RedisTargetSource implements WatchedSource {
     return new LeanCompanion(client, {
       tracked: this.opts.changeDetection === "track",
       commandTimeoutMs: this.opts.commandTimeoutMs,
+      log: this.opts.log,
     });
   }
 

@@ -68,7 +68,11 @@ export function createRedlockSources(config: RedlockConfig, opts: RedlockFactory
       });
       clients.push(client);
       // The node's bulk reads travel on a lean connection of their own, tracked with the reader (lean-connection.ts).
-      const lean = new LeanCompanion(client, { tracked: track, commandTimeoutMs: opts.commandTimeoutMs });
+      const lean = new LeanCompanion(client, {
+        tracked: track,
+        commandTimeoutMs: opts.commandTimeoutMs,
+        log: opts.log,
+      });
       started.push(
         client
           .connect()
