@@ -16,7 +16,7 @@ import type { Cleanup } from "./support/cleanup";
 import { withGetLoop } from "./support/get-loop-client";
 import { holdingHeavyLock } from "./support/heavy-lock";
 import { ensureAgentBundle } from "./support/agent-bundle";
-import { parseCommandStats } from "./support/redis-stats";
+import { infoNumber, parseCommandStats, redisCpuSeconds } from "./support/redis-stats";
 import { cpuSeconds, memoryKb, scriptProcess } from "./support/processes";
 import { verdict, type Row, type SectionResult } from "./support/result";
 import { epochMs, mb, ms, p50p99, seconds, sleep, summarize, type Summary } from "./support/stats";
@@ -74,16 +74,6 @@ interface ModeRun {
   toObservation: Summary | null;
   toViewer: Summary | null;
   missed: number;
-}
-
-function parseInfoNumber(info: string, field: string): number {
-  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
-  return m ? Number(m[1]) : Number.NaN;
-}
-
-async function redisCpuSeconds(admin: Redis): Promise<number> {
-  const info = await admin.info("cpu");
-  return parseInfoNumber(info, "used_cpu_user") + parseInfoNumber(info, "used_cpu_sys");
 }
 
 /**
@@ -285,7 +275,7 @@ async function modeRun(
       const pid = scriptProcess(agent.process.pid!, "dist/agent.mjs");
       log(`${label}: steady state, ${STEADY_MS / 1000} s`);
       const stats0 = parseCommandStats(await admin.info("commandstats"));
-      const cmd0 = parseInfoNumber(await admin.info("stats"), "total_commands_processed");
+      const cmd0 = infoNumber(await admin.info("stats"), "total_commands_processed");
       const rcpu0 = await redisCpuSeconds(admin);
       const acpu0 = pid === null ? null : cpuSeconds(pid);
       const t0 = performance.now();
@@ -297,7 +287,7 @@ async function modeRun(
       const acpu1 = pid === null ? null : cpuSeconds(pid);
       const rcpu1 = await redisCpuSeconds(admin);
       // Less the two INFO calls of this window itself.
-      const cmd1 = parseInfoNumber(await admin.info("stats"), "total_commands_processed") - 2;
+      const cmd1 = infoNumber(await admin.info("stats"), "total_commands_processed") - 2;
       const stats1 = parseCommandStats(await admin.info("commandstats"));
       run.commandsPerSec = (cmd1 - cmd0) / wall;
       let calls = 0;

@@ -13,6 +13,7 @@ import { LeanCompanion } from "../agent/sources/redis/lean-connection";
 import { IoredisLockPort } from "../agent/sources/redis/redis-client";
 import { currentLoad } from "./support/machine";
 import { median } from "./support/stats";
+import { redisCpuSeconds } from "./support/redis-stats";
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -22,12 +23,6 @@ function arg(name: string, fallback: number): number {
 const N = arg("keys", 100_000);
 const ROUNDS = arg("rounds", 4);
 const BATCH = 250;
-
-async function serverCpuMs(admin: Redis): Promise<number> {
-  const info = await admin.info("cpu");
-  const field = (f: string) => Number(new RegExp(`^${f}:([\\d.]+)`, "m").exec(info)![1]);
-  return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
-}
 
 async function main(): Promise<void> {
   const redis = await startRedis();
@@ -51,7 +46,7 @@ async function main(): Promise<void> {
     const loads: number[] = [currentLoad()];
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, port] of round % 2 === 0 ? paths : [...paths].reverse()) {
-        const server0 = await serverCpuMs(admin);
+        const server0 = 1000 * (await redisCpuSeconds(admin));
         const cpu0 = process.cpuUsage();
         const t0 = performance.now();
         for (let s = 0; s < N; s += BATCH) {
@@ -60,7 +55,7 @@ async function main(): Promise<void> {
         }
         const wall = performance.now() - t0;
         const cpu = process.cpuUsage(cpu0);
-        const server = (await serverCpuMs(admin)) - server0;
+        const server = 1000 * (await redisCpuSeconds(admin)) - server0;
         const row = { wall, server, agent: (cpu.user + cpu.system) / 1000 };
         results.set(name, [...(results.get(name) ?? []), row]);
         console.log(

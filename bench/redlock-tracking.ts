@@ -7,6 +7,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
+import { infoNumber, redisCpuSeconds } from "./support/redis-stats";
 import { DEFAULT_LOCK_PATTERNS } from "../agent/config";
 import { loadRedlockConfig } from "../agent/sources/redlock/redlock-config";
 import { createRedlockSources, type RedlockSources } from "../agent/sources/redlock/redlock-factory";
@@ -37,11 +38,6 @@ interface Group {
   stops: Array<() => Promise<void>>;
 }
 
-function infoNumber(info: string, field: string): number {
-  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
-  return m ? Number(m[1]) : Number.NaN;
-}
-
 interface NodeSample {
   commands: number;
   cpuS: number;
@@ -49,11 +45,7 @@ interface NodeSample {
 
 async function sample(admin: Redis): Promise<NodeSample> {
   const stats = await admin.info("stats");
-  const cpu = await admin.info("cpu");
-  return {
-    commands: infoNumber(stats, "total_commands_processed"),
-    cpuS: infoNumber(cpu, "used_cpu_user") + infoNumber(cpu, "used_cpu_sys"),
-  };
+  return { commands: infoNumber(stats, "total_commands_processed"), cpuS: await redisCpuSeconds(admin) };
 }
 
 async function startGroup(mode: Mode, cleanup: Cleanup, log: (l: string) => void): Promise<Group> {

@@ -19,7 +19,7 @@ import { startAgent, startDashboard, TOKENS } from "../tests/harness/stack";
 import { seedKeyspace } from "./seed-keyspace";
 import { ensureAgentBundle } from "./support/agent-bundle";
 import { currentLoad } from "./support/machine";
-import { parseCommandStats } from "./support/redis-stats";
+import { parseCommandStats, redisCpuSeconds } from "./support/redis-stats";
 import { sleep } from "./support/stats";
 import { connectViewer } from "./support/ui-socket";
 
@@ -31,11 +31,6 @@ const OBSERVE_PASSES = Number(process.env.SCAN_RATE_OBSERVE_PASSES ?? 0);
 const OBSERVE_MAX_S = Number(process.env.SCAN_RATE_OBSERVE_MAX_S ?? 3 * 3600);
 
 const log = (line: string) => process.stdout.write(`[${new Date().toISOString()}] ${line}\n`);
-
-function infoNumber(info: string, field: string): number {
-  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
-  return m ? Number(m[1]) : Number.NaN;
-}
 
 async function main(): Promise<void> {
   log(`load ${currentLoad().toFixed(2)}; ${ensureAgentBundle()}`);
@@ -70,10 +65,7 @@ async function main(): Promise<void> {
     try {
       await sleep(WARMUP_S * 1000);
       const s0 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
-      const cpu = async () => {
-        const info = await admin.info("cpu");
-        return infoNumber(info, "used_cpu_user") + infoNumber(info, "used_cpu_sys");
-      };
+      const cpu = () => redisCpuSeconds(admin);
       const c0 = await cpu();
       const t0 = performance.now();
       const load0 = currentLoad();

@@ -28,6 +28,18 @@ export interface ServerTime {
   allUsec: number;
 }
 
+/** One numeric field of an INFO section (`used_cpu_user:1.234567`); NaN when the server does not print it. */
+export function infoNumber(info: string, field: string): number {
+  const m = new RegExp(`^${field}:([0-9.]+)`, "m").exec(info);
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+/** The server's own CPU so far (used_cpu_user + used_cpu_sys), in seconds: deltas of it are its CPU share. */
+export async function redisCpuSeconds(admin: Redis): Promise<number> {
+  const info = await admin.info("cpu");
+  return infoNumber(info, "used_cpu_user") + infoNumber(info, "used_cpu_sys");
+}
+
 export async function resetStats(admin: Redis): Promise<void> {
   await admin.config("RESETSTAT");
 }

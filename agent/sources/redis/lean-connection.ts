@@ -9,8 +9,8 @@ import type { Redis } from "ioredis";
  * Why: ioredis builds per command an object, its promise, its argument list and a timeout timer, about 4.5 to 9 µs
  * of the agent's CPU a command and most of the agent's garbage (BENCHMARKS.md, issue 11). Here a batch is one
  * string written once, parsed by redis-parser (the RESP2 parser ioredis itself uses), with one timer a batch:
- * 10,000 keys' PTTL and GETRANGE cost 10 to 45 ms of CPU against 85 to 135 ms through ioredis pipelines (the same
- * micro-benchmark, alternating, on this machine kind).
+ * 100,000 tracked keys' PTTL and GETRANGE cost the agent 98 to 199 ms of CPU against 1,654 to 2,530 ms through
+ * ioredis pipelines, and the server the same time either way (bench/lean-reads.ts, BENCHMARKS.md).
  *
  * What it is not: a general client. It sends only what the caller gives it, never retries or reconnects by itself
  * (LeanCompanion decides), and answers `null` rather than fail whenever it cannot answer, so that the caller sends
@@ -37,7 +37,7 @@ export interface LeanAddress {
  * TLS (rediss://), Sentinel or a custom connector, which stay on ioredis alone.
  */
 export function leanAddressOf(client: Redis): LeanAddress | null {
-  const o = client.options as Redis["options"] & { sentinels?: unknown[]; Connector?: unknown; path?: string };
+  const o = client.options as Redis["options"] & { sentinels?: unknown[]; path?: string };
   if (o.tls || (o.sentinels && o.sentinels.length > 0)) return null;
   const address: LeanAddress = { host: o.host ?? "127.0.0.1", port: Number(o.port ?? 6379), db: Number(o.db ?? 0) };
   if (o.path) address.path = o.path;
@@ -97,7 +97,7 @@ export class LeanConnection {
   private ended: string | null = null;
 
   constructor(
-    address: LeanAddress,
+    private readonly address: LeanAddress,
     private readonly opts: LeanConnectionOptions,
   ) {
     this.parser = new RedisParser({
@@ -120,7 +120,8 @@ export class LeanConnection {
    * Connected, signed in, its database selected and named (CLIENT SETNAME, so that operators see it in CLIENT
    * LIST), then `setup` (CLIENT TRACKING ...). Throws, and ends the connection, on any error or refusal.
    */
-  async open(address: LeanAddress, setup: ReadonlyArray<readonly Arg[]> = []): Promise<void> {
+  async open(setup: ReadonlyArray<readonly Arg[]> = []): Promise<void> {
+    const address = this.address;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.end(`connect timed out after ${this.opts.connectTimeoutMs} ms`);
@@ -234,13 +235,15 @@ export class LeanCompanion implements TrackedCompanion {
   private retryAt = 0;
   private tracked: boolean;
   private closed = false;
+  private lastFailure = "";
   private readonly lostListeners: Array<(reason: string) => void> = [];
 
   constructor(
     private readonly client: Redis,
-    opts: {
+    private readonly opts: {
       tracked: boolean;
       commandTimeoutMs: number;
+      /** After a failed open or a lost untracked connection; default 5 s. */
       retryMs?: number;
       /** Why it could not be opened, once per distinct reason (it is an optimisation: nothing fails without it). */
       log?: (line: string) => void;
@@ -248,19 +251,11 @@ export class LeanCompanion implements TrackedCompanion {
     private readonly address: LeanAddress | null = leanAddressOf(client),
   ) {
     this.tracked = opts.tracked;
-    this.commandTimeoutMs = opts.commandTimeoutMs;
-    this.retryMs = opts.retryMs ?? RETRY_MS;
-    this.log = opts.log ?? (() => undefined);
     client.once("end", () => this.close());
     // Untracked, it opens with the reader (and again when the reader reconnects after losing it).
     client.on("ready", () => this.openUntracked());
     this.openUntracked();
   }
-
-  private readonly commandTimeoutMs: number;
-  private readonly retryMs: number;
-  private readonly log: (line: string) => void;
-  private lastFailure = "";
 
   /** The batch's replies, or null when the caller must send it through ioredis. */
   async exec(commands: ReadonlyArray<readonly Arg[]>): Promise<Reply[] | null> {
@@ -332,23 +327,25 @@ export class LeanCompanion implements TrackedCompanion {
     if (!this.address || this.closed) return null;
     const conn: LeanConnection = new LeanConnection(this.address, {
       name: "lockscope-agent-reads",
-      connectTimeoutMs: Math.max(1000, this.commandTimeoutMs),
-      commandTimeoutMs: this.commandTimeoutMs,
+      connectTimeoutMs: Math.max(1000, this.opts.commandTimeoutMs),
+      commandTimeoutMs: this.opts.commandTimeoutMs,
       onLost: (reason) => {
         if (this.conn !== conn) return;
         this.conn = null;
-        this.retryAt = Date.now() + this.retryMs;
+        this.retryAt = Date.now() + (this.opts.retryMs ?? RETRY_MS);
         if (this.tracked) for (const l of this.lostListeners) l(`the bulk-read connection was lost (${reason})`);
       },
     });
     try {
-      await conn.open(this.address, setup);
+      await conn.open(setup);
     } catch (err) {
-      this.retryAt = Date.now() + this.retryMs;
+      this.retryAt = Date.now() + (this.opts.retryMs ?? RETRY_MS);
       const reason = err instanceof Error ? err.message : String(err);
       if (reason !== this.lastFailure && !this.closed) {
         const where = this.address.path ?? `${this.address.host}:${this.address.port}`;
-        this.log(`bulk-read connection to ${where} not opened (${reason}); the reads go through the main connection`);
+        this.opts.log?.(
+          `bulk-read connection to ${where} not opened (${reason}); the reads go through the main connection`,
+        );
       }
       this.lastFailure = reason;
       return null; // ioredis carries every read meanwhile, as it did before this connection existed
