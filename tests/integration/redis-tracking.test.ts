@@ -234,6 +234,7 @@ describe("client tracking against a real redis-server, compared with polling", (
     await bothSee(key, ["acquired", "lost"], 20_000);
     await waitFor("track mode live after the restart", () => detection(track).changeDetection === "track", {
       timeoutMs: 15_000,
+      state: () => track.log.slice(-6).join(" | "),
     });
     const after = `${prefix}:lock:after-restart`;
     await c.set(after, "owner-S", "PX", 60_000);

@@ -90,6 +90,7 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   let refused = false;
   let live = false;
   let enabling: Promise<TrackingState> | null = null;
+  let enableAgain = false;
   let keepalive: NodeJS.Timeout | null = null;
   /** The redirect connection's CLIENT ID, while that connection stays up. */
   let subscribedId: string | null = null;
@@ -191,9 +192,25 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
     await announcer.call("CLIENT", ...args);
   }
 
+  /**
+   * One enable() at a time. A reason to enable that arrives while one runs (a connection ready again, the lean
+   * connection lost) runs another after it: the one in flight may have started before that connection came back
+   * (a server restart: the lean connection's loss starts one while the others are still closing), and waiting for
+   * the next keepalive would leave the node polling for up to 10 s.
+   */
   function tryEnable(): void {
-    if (enabling || closed || refused) return;
-    enabling = enable().finally(() => (enabling = null));
+    if (closed || refused) return;
+    if (enabling) {
+      enableAgain = true;
+      return;
+    }
+    enabling = enable().finally(() => {
+      enabling = null;
+      if (enableAgain) {
+        enableAgain = false;
+        tryEnable();
+      }
+    });
   }
 
   redirect.on("ready", tryEnable);
