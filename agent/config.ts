@@ -21,6 +21,13 @@ import { parseAddressMap } from "./sources/redis/node-address";
  */
 export const DEFAULT_SERVER_TIME_BUDGET_PERCENT = 0.7;
 
+/**
+ * REDIS_SCAN_STEP_US's default. While the server-time budget paces a SCAN pass, each step's COUNT is sized so that
+ * the step takes about this long on the server: another client's command that arrives during a step waits for it.
+ * A COUNT 1000 step took about 1 ms at 1,000,000 keys and 3.4 to 4.2 ms at 10,000,000 (BENCHMARKS.md, issue 11).
+ */
+export const DEFAULT_SCAN_STEP_US = 250;
+
 export const DEFAULT_LOCK_PATTERNS = [
   "*[lL][oO][cC][kK]*",
   "mutex:*",
@@ -47,6 +54,11 @@ export interface AgentConfig {
   lockPatterns: string[];
   pollIntervalMs: number;
   scanCount: number;
+  /**
+   * REDIS_SCAN_STEP_US: the server time a paced SCAN step aims at (its COUNT sized to it, at most SCAN_COUNT);
+   * 0 = SCAN_COUNT always.
+   */
+  scanStepUsec: number;
   /** Key visits per second per Redis node (a SCAN COUNT n costs n, each read 1); 0 = unlimited. */
   maxKeyVisitsPerSec: number;
   valuePreviewBytes: number;
@@ -169,6 +181,7 @@ export function loadAgentConfig(env: Env = process.env): AgentConfig {
     lockPatterns,
     pollIntervalMs: readInt(env, "POLL_INTERVAL_MS", 1000, 100, 600_000),
     scanCount: readInt(env, "SCAN_COUNT", 1000, 10, 100_000),
+    scanStepUsec: readInt(env, "REDIS_SCAN_STEP_US", DEFAULT_SCAN_STEP_US, 0, 1_000_000),
     maxKeyVisitsPerSec: readInt(env, "MAX_KEY_VISITS_PER_SEC", 100_000, 0, 100_000_000),
     valuePreviewBytes: readInt(env, "VALUE_PREVIEW_BYTES", 256, 16, 65_536),
     bufferEvents: readInt(env, "AGENT_BUFFER_EVENTS", 50_000, 100, 10_000_000),

@@ -31,6 +31,16 @@ const APP_RELEASE = {
 const STEADY_MS = 30_000;
 const GET_WINDOW_MS = 10_000;
 /**
+ * Paired windows: the agent's process running and stopped (SIGSTOP) in turn, in the order running, stopped,
+ * stopped, running, and again (ABBA twice), PAIRED_WINDOW_MS each with PAIRED_SETTLE_MS before each left out: once
+ * for the watched server's CPU, then once with the GET loop for another client's latency. The machine's load drifts over a run (the one-off "no agent" baseline above was taken
+ * minutes earlier); alternating windows put both sides under the same drift. Short enough that the dashboard does
+ * not count a stopped agent as gone.
+ */
+const PAIRED_ORDER = ["running", "stopped", "stopped", "running", "running", "stopped", "stopped", "running"] as const;
+const PAIRED_WINDOW_MS = 5_000;
+const PAIRED_SETTLE_MS = 1_000;
+/**
  * Changes of each kind per mode. A p99 needs well over 100 of them: of 30 (the count until 2026-12-06) the
  * nearest-rank p99 is the slowest one, so one stall in a run decided a kind's verdict. Of 200 it is the third
  * slowest; the slowest is reported beside it.
@@ -50,6 +60,8 @@ interface ModeRun {
   toAllTrackedMs: number | null;
   tracked: number;
   lastScanMs: number | null;
+  /** The COUNT of the agent's SCAN steps at the end of the steady-state window (the source's scanStepCount). */
+  scanStepCount: number | null;
   /** Track mode: the safety sweep's last round over every known lock (the source's lastSweepMs), when one ended. */
   lastSweepMs: number | null;
   changeDetection: string | null;
@@ -58,6 +70,8 @@ interface ModeRun {
   commandstatsPerSec: number | null;
   /** Per command, calls per second in the window (the bench's own INFO calls left out). */
   perCommand: Record<string, number>;
+  /** Per command, its INFO commandstats usec in the window per wall second, in % of a core (the bench's INFO included). */
+  perCommandUsecPct: Record<string, number>;
   redisCpuPct: number | null;
   /** The server's own account of its commands' time (INFO commandstats usec, all commands) per wall second, in %. */
   commandUsecPct: number | null;
@@ -66,6 +80,11 @@ interface ModeRun {
   /** The agent's RSS at the end of the run (VmRSS), beside its peak. */
   agentRssKb: number | null;
   getDuring: Summary | null;
+  /** The paired windows (PAIRED_ORDER): the watched server's CPU and another client's GETs, agent running / stopped. */
+  paired: {
+    redisCpuPct: Record<PairedState, number>;
+    get: Record<PairedState, Summary>;
+  } | null;
   renewal: Summary | null;
   ownerChange: Summary | null;
   release: Summary | null;
@@ -91,6 +110,63 @@ async function idleRedisCpuPct(redis: RedisServer): Promise<number> {
   } finally {
     admin.disconnect();
   }
+}
+
+type PairedState = (typeof PAIRED_ORDER)[number];
+
+/**
+ * The agent running and stopped in turn (PAIRED_ORDER), twice: the watched server's CPU share with nothing else
+ * sending, then another client's GET latency with the GET loop. The agent is always continued, whatever fails.
+ */
+async function pairedWindows(
+  label: string,
+  agentPid: number,
+  port: number,
+  admin: Redis,
+  log: (line: string) => void,
+): Promise<NonNullable<ModeRun["paired"]>> {
+  /** One window per state of PAIRED_ORDER, the agent stopped for the stopped ones; `measure` runs inside each. */
+  const alternate = async (measure: (state: PairedState) => Promise<void>) => {
+    for (const state of PAIRED_ORDER) {
+      if (state === "stopped") process.kill(agentPid, "SIGSTOP");
+      try {
+        await sleep(PAIRED_SETTLE_MS);
+        await measure(state);
+      } finally {
+        if (state === "stopped") process.kill(agentPid, "SIGCONT");
+      }
+    }
+  };
+  const windows = `${PAIRED_ORDER.length} windows of ${PAIRED_WINDOW_MS / 1000} s`;
+  // The server's CPU first, with nothing else sending: the GET loop's own share (a third of a core) moves with its
+  // throughput, which the agent's running moves by a percent or so, as much as the agent's own share.
+  log(`${label}: agent running / stopped in turn, ${windows}: the watched server's CPU`);
+  const cpu: Record<PairedState, { seconds: number; wall: number }> = {
+    running: { seconds: 0, wall: 0 },
+    stopped: { seconds: 0, wall: 0 },
+  };
+  await alternate(async (state) => {
+    const c0 = await redisCpuSeconds(admin);
+    const t0 = performance.now();
+    await sleep(PAIRED_WINDOW_MS);
+    cpu[state].seconds += (await redisCpuSeconds(admin)) - c0;
+    cpu[state].wall += (performance.now() - t0) / 1000;
+  });
+  log(`${label}: agent running / stopped in turn, ${windows}: another client's GETs`);
+  const spans: Record<PairedState, { from: number; to: number }[]> = { running: [], stopped: [] };
+  const total = PAIRED_ORDER.length * (PAIRED_WINDOW_MS + PAIRED_SETTLE_MS);
+  const { samples } = await withGetLoop(port, GET_KEY, total + 20_000, () =>
+    alternate(async (state) => {
+      const from = epochMs();
+      await sleep(PAIRED_WINDOW_MS);
+      spans[state].push({ from, to: epochMs() });
+    }),
+  );
+  const pct = (s: PairedState) => (cpu[s].seconds / cpu[s].wall) * 100;
+  return {
+    redisCpuPct: { running: pct("running"), stopped: pct("stopped") },
+    get: { running: samples.windows(spans.running), stopped: samples.windows(spans.stopped) },
+  };
 }
 
 /** Waits for an event of this type and resource from this agent at the viewer; resolves with its arrival time. */
@@ -204,6 +280,10 @@ async function modeRun(
       REDIS_URLS: ctx.redis.url,
       AGENT_ID: agentId,
       POLL_INTERVAL_MS: "1000",
+      // The paired windows stop the agent for up to 12 s: a reply that arrived meanwhile must not be taken for a
+      // late one (on resuming, a process runs its due timers before it reads its sockets). Nothing times out in
+      // the rest of the run either way.
+      COMMAND_TIMEOUT_MS: "30000",
       ...env,
     },
     { compiled: true, nodeFlags },
@@ -215,17 +295,20 @@ async function modeRun(
     toAllTrackedMs: null,
     tracked: 0,
     lastScanMs: null,
+    scanStepCount: null,
     lastSweepMs: null,
     changeDetection: null,
     commandsPerSec: null,
     commandstatsPerSec: null,
     perCommand: {},
+    perCommandUsecPct: {},
     redisCpuPct: null,
     commandUsecPct: null,
     agentCpuPct: null,
     agentHwmKb: null,
     agentRssKb: null,
     getDuring: null,
+    paired: null,
     renewal: null,
     ownerChange: null,
     release: null,
@@ -290,12 +373,15 @@ async function modeRun(
       const cmd1 = infoNumber(await admin.info("stats"), "total_commands_processed") - 2;
       const stats1 = parseCommandStats(await admin.info("commandstats"));
       run.commandsPerSec = (cmd1 - cmd0) / wall;
+      run.scanStepCount = ctx.viewer.source(agentId, sourceId)?.scanStepCount ?? null;
       let calls = 0;
       let usec = 0;
       for (const [name, st] of stats1) {
         // The window's own INFO calls (two stats, one cpu at each end, one commandstats) are the bench's.
         const own = name === "info" ? 5 : 0;
-        usec += st.usec - (stats0.get(name)?.usec ?? 0);
+        const du = st.usec - (stats0.get(name)?.usec ?? 0);
+        usec += du;
+        if (du > 0) run.perCommandUsecPct[name] = Number(((du / 1e6 / wall) * 100).toFixed(3));
         const d = st.calls - (stats0.get(name)?.calls ?? 0) - own;
         if (d <= 0) continue;
         calls += d;
@@ -313,6 +399,7 @@ async function modeRun(
         return { from, to: epochMs() };
       });
       run.getDuring = samples.windows([span]);
+      if (pid !== null) run.paired = await pairedWindows(label, pid, ctx.redis.port, admin, log);
 
       log(`${label}: ${OPS_PER_KIND} renewals, owner changes, releases and short leases`);
       const latencies = { renewed: [] as number[], "owner-changed": [] as number[], released: [] as number[] };
@@ -461,7 +548,28 @@ export async function measureChangeDetection(
       ...(process.env.BENCH_AGENT_NODE_FLAGS?.split(" ").filter((f) => f !== "") ?? []),
     ],
   );
-  const runs = poll ? [poll, track] : [track];
+  // BENCH_TRACKING_MODES may also name variants of track, run after it on the same server: "track:NAME=value"
+  // (several settings joined by "+"), such as track:REDIS_SCAN_STEP_US=0. Reported beside it, without verdicts.
+  const variants: ModeRun[] = [];
+  for (const mode of modes.filter((m) => m.startsWith("track:"))) {
+    const settings = Object.fromEntries(
+      mode
+        .slice("track:".length)
+        .split("+")
+        .map((kv) => kv.split("=") as [string, string]),
+    );
+    variants.push(
+      await modeRun(
+        ctx,
+        mode,
+        { REDIS_CHANGE_DETECTION: "track", ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}), ...settings },
+        expected,
+        log,
+        announce,
+      ),
+    );
+  }
+  const runs = [...(poll ? [poll] : []), track, ...variants];
   log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline, after the modes)`);
   const idleAfter = await holdingHeavyLock("baseline after", log, () => idleRedisCpuPct(ctx.redis));
   // The no-agent share, the mean of a window before the modes and one after them (both reported).
@@ -471,6 +579,8 @@ export async function measureChangeDetection(
   const num = (v: number | null, digits = 0) => (v === null ? "n/a" : v.toFixed(digits));
   const lat = (s: Summary | null) => (s && s.n > 0 ? `${p50p99(s, 0)}, max ${ms(s.max, 0)} (n ${s.n})` : "n/a");
   const getDelta = (s: Summary | null) => (s ? s.p99 - baseline.p99 : Number.NaN);
+  const pairedCpu = (r: ModeRun) => (r.paired ? r.paired.redisCpuPct.running - r.paired.redisCpuPct.stopped : null);
+  const pairedGet = (r: ModeRun) => (r.paired ? r.paired.get.running.p99 - r.paired.get.stopped.p99 : Number.NaN);
   const signed = (v: number) => `${v >= 0 ? "+" : ""}${ms(v, 2)}`;
   const signed2 = (v: number | null) => (v === null ? "n/a" : `${v >= 0 ? "+" : ""}${v.toFixed(2)}%`);
   type Measure = {
@@ -497,6 +607,15 @@ export async function measureChangeDetection(
       value: (r) => `${signed2(attributable(r))} of a core (commandstats usec: ${num(r.commandUsecPct, 2)}%)`,
       target: "≤ 1%",
       ok: (r) => (attributable(r) ?? Infinity) <= 1,
+    },
+    {
+      measure: `watched Redis CPU, agent running / stopped in alternating ${PAIRED_WINDOW_MS / 1000} s windows (${PAIRED_ORDER.length / 2} of each), and the difference`,
+      value: (r) =>
+        r.paired
+          ? `${num(r.paired.redisCpuPct.running, 2)}% / ${num(r.paired.redisCpuPct.stopped, 2)}% (${signed2(pairedCpu(r))} of a core)`
+          : "n/a",
+      target: "difference ≤ 1%",
+      ok: (r) => (pairedCpu(r) ?? Infinity) <= 1,
     },
     {
       measure: "renewal → event at the viewer, p50 / p99",
@@ -542,6 +661,15 @@ export async function measureChangeDetection(
       ok: (r) => getDelta(r.getDuring) <= 0.1,
     },
     {
+      measure: "another client's GET p99, agent running / stopped in the alternating windows",
+      value: (r) =>
+        r.paired
+          ? `${ms(r.paired.get.running.p99, 2)} / ${ms(r.paired.get.stopped.p99, 2)} (${signed(pairedGet(r))}; p50 ${ms(r.paired.get.running.p50, 3)} / ${ms(r.paired.get.stopped.p50, 3)}; p99.9 ${ms(r.paired.get.running.p999, 2)} / ${ms(r.paired.get.stopped.p999, 2)}; n ${r.paired.get.running.n} / ${r.paired.get.stopped.n})`
+          : "n/a",
+      target: "≤ +0.1 ms",
+      ok: (r) => pairedGet(r) <= 0.1,
+    },
+    {
       measure: "agent start → every lock at the viewer (one discovery pass)",
       value: (r) =>
         (r.toAllTrackedMs === null
@@ -553,8 +681,12 @@ export async function measureChangeDetection(
       measure: "paced SCAN in the steady-state window: steps/s, and one pass over the keyspace at that rate",
       value: (r) => {
         const steps = r.perCommand.scan ?? 0;
+        // An agent that does not report its step's COUNT asks for SCAN_COUNT's default.
+        const count = r.scanStepCount ?? 1000;
+        // The server's mean time a step (commandstats): what another client's command may wait behind.
+        const usec = ((r.perCommandUsecPct.scan ?? 0) / 100 / steps) * 1e6;
         return steps > 0
-          ? `${steps.toFixed(1)} steps/s; ${seconds((keys / (steps * 1000)) * 1000)} (computed, COUNT 1000)`
+          ? `${steps.toFixed(1)} steps/s of COUNT ${count}, ${usec.toFixed(0)} µs each by the server's account; ${seconds((keys / (steps * count)) * 1000)} (computed)`
           : "no SCAN step";
       },
     },
@@ -582,12 +714,13 @@ export async function measureChangeDetection(
     notes: [
       `One run, one server: ${expected.toLocaleString("en")} locks among ${keys.toLocaleString("en")} keys, notify-keyspace-events "", the real agent process as production runs it (node dist/agent.mjs, ${bundled}; POLL_INTERVAL_MS 1000) per mode, one after the other; the keys the operations changed are restored between the modes.`,
       `poll is today's behaviour: REDIS_CHANGE_DETECTION=poll with the server-time budget off (REDIS_SERVER_TIME_BUDGET_PERCENT=0; SCAN paced by MAX_KEY_VISITS_PER_SEC only${expected > 10_000 ? "; at this size MAX_KEY_VISITS_PER_SEC=0 too, since today's visit budget would leave one SCAN step a poll past 25,000 locks" : ""}). track is the default: CLIENT TRACKING with BCAST for ${announce ? `the literal prefixes of LOCK_PATTERNS=${ANNOUNCED_PATTERNS} (the locks parked in database 1 before the agent started and moved back once it tracked, so BCAST announced them)` : "mutex: and semaphore:"}, REDIS_SERVER_TIME_BUDGET_PERCENT at its default (${DEFAULT_SERVER_TIME_BUDGET_PERCENT}; the sweep at most half of it), REDIS_SWEEP_MS=60000.`,
-      `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${poll ? JSON.stringify(poll.perCommand) : "not run"}; track ${JSON.stringify(track.perCommand)}.`,
+      `Commands per second by command in the steady-state window (INFO commandstats, which counts the commands a script calls too; total_commands_processed counted them as well on redis 7.0.15): poll ${poll ? JSON.stringify(poll.perCommand) : "not run"}; track ${JSON.stringify(track.perCommand)}. Their server time (commandstats usec per wall second, % of a core): poll ${poll ? JSON.stringify(poll.perCommandUsecPct) : "not run"}; track ${JSON.stringify(track.perCommandUsecPct)}.`,
       `Steady state is a ${STEADY_MS / 1000} s window after every lock was at the viewer, with no lock changing; commands/s is the server's total_commands_processed delta (less the window's own two INFO calls), Redis CPU its used_cpu_user+used_cpu_sys delta. In track mode what is left is the safety sweep (each lock once a minute: about ${Math.round(expected / 60)} locks/s, each a PTTL and the bounded read when that read sees the whole value, with one PUBSUB NUMSUB per batch for Redisson locks; TYPE, PTTL, a length and the bounded read plus companion reads for the others and for any lock whose cheap read differs), INFO server and INFO replication once a poll, INFO commandstats every 10 s, and paced SCAN steps.`,
       `Event latency: from just before the client's command to the event arriving at a dashboard viewer's socket, ${OPS_PER_KIND} of each, 60 to 150 ms apart, on known textbook locks; lease end is measured from the moment a ${SHORT_LEASE_MS} ms lease set on a known lock should end. Events not seen within 20 s: poll ${poll?.missed ?? "not run"}, track ${track.missed}.`,
       `Where the change latency goes (renewals, owner changes and releases together; the event's \`at\` is the agent's clock at its read, the same machine's clock as the viewer's): change → agent observation ${lat(poll?.toObservation ?? null)} / ${lat(track.toObservation)}, observation → event at the viewer (agent → dashboard message, the store's commit, the broadcast) ${lat(poll?.toViewer ?? null)} / ${lat(track.toViewer)} (poll / track).`,
       `Redis CPU with no agent: the same server and keyspace, nothing attached but the bench's INFO connection, for ${STEADY_MS / 1000} s before the poll mode (${num(idleBefore, 2)}%) and after the track mode (${num(idleAfter, 2)}%); the attributable share is each mode's total less their mean. Commandstats usec is the sum of INFO commandstats usec over the steady-state window (every client's commands, the bench's few INFO calls included) per wall second: the server's own account of command time, without request parsing, reply writing and the event loop around them.`,
       `GET p99: a separate Node process doing single GETs for ${GET_WINDOW_MS / 1000} s with no agent, and again in each mode's steady state.`,
+      `Paired windows, after the steady-state and GET windows: the agent's process running and stopped with SIGSTOP in turn (${PAIRED_ORDER.join(", ")}), ${PAIRED_WINDOW_MS / 1000} s each after ${PAIRED_SETTLE_MS / 1000} s left out at each switch, once for the server's CPU with nothing else sending, then once with the GET loop for its latency: both sides under the same load drift of a shared machine, where the one-off baseline before the modes was taken minutes earlier. A stopped agent sends nothing and holds its connections (COMMAND_TIMEOUT_MS is 30 s in this bench so that a reply that came while it was stopped is not taken for a late one); the dashboard, the viewer and the bench run on both sides.`,
       "The full-discovery ratio (unlimited budget / raw SCAN COUNT 1000 loop) is the Discovery scan section above: a first pass reads the same keys the same way in both modes.",
       "Two cores shared with other work: see the load average of the run; the GET p99 and the CPU shares move with it.",
     ],

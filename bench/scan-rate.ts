@@ -4,10 +4,13 @@
  * track mode, the default 1% server-time budget) against a server of SCAN_RATE_KEYS keys (default 10,000,000: DEBUG
  * POPULATE filler plus the bench's 10,000 locks, bench/seed-keyspace.ts). After SCAN_RATE_WARMUP_S of warm-up,
  * SCAN calls over SCAN_RATE_WINDOW_S (INFO commandstats) times the mean keys one SCAN COUNT 1000 step returns on
- * this server (sampled by the bench before the agent starts) is the rate; the pass time it implies is the key count
+ * this server (sampled by the bench before the agent starts), scaled to the COUNT of the agent's steps at the
+ * window's end (its scanStepCount), is the rate; the pass time it implies is the key count
  * over that rate: computed, not observed.
  *
  *   flock /tmp/lockscope-heavy.lock npx tsx bench/scan-rate.ts
+ *
+ * SCAN_RATE_STEP_US=n runs the agent with REDIS_SCAN_STEP_US=n (default: the agent's default).
  *
  * SCAN_RATE_OBSERVE_PASSES=N then also waits (at most SCAN_RATE_OBSERVE_MAX_S, default 3 h) for the source to report N
  * whole passes (its lastScanAt and lastScanMs, as the dashboard shows them): observed, not computed. The first pass
@@ -57,7 +60,13 @@ async function main(): Promise<void> {
     const sourceId = parseRedisTarget("REDIS_URLS", redis.url).id;
     const agent = startAgent(
       dashboard.url,
-      { REDIS_URLS: redis.url, AGENT_ID: agentId, POLL_INTERVAL_MS: "1000" },
+      {
+        REDIS_URLS: redis.url,
+        AGENT_ID: agentId,
+        POLL_INTERVAL_MS: "1000",
+        // SCAN_RATE_STEP_US: the agent's REDIS_SCAN_STEP_US (0: every step COUNT 1000, as before it existed).
+        ...(process.env.SCAN_RATE_STEP_US !== undefined ? { REDIS_SCAN_STEP_US: process.env.SCAN_RATE_STEP_US } : {}),
+      },
       {
         compiled: true,
       },
@@ -75,14 +84,17 @@ async function main(): Promise<void> {
       const c1 = await cpu();
       const s1 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
       const calls = s1.calls - s0.calls;
-      const keysPerSec = (calls / wall) * keysPerStep;
+      // The agent sizes its steps (REDIS_SCAN_STEP_US): a step of COUNT n returns about n / 1000 of a COUNT 1000 one.
+      const stepCount = viewer.source(agentId, sourceId)?.scanStepCount ?? 1000;
+      const keysPerSec = (calls / wall) * keysPerStep * (stepCount / 1000);
       const result = {
         keys: KEYS,
         locks: seed.locks,
         windowS: Number(wall.toFixed(1)),
         scanCallsPerSec: Number((calls / wall).toFixed(2)),
         scanUsecPerCall: calls > 0 ? Number(((s1.usec - s0.usec) / calls).toFixed(1)) : null,
-        keysPerStep: Number(keysPerStep.toFixed(1)),
+        keysPerStep: Number(((keysPerStep * stepCount) / 1000).toFixed(1)),
+        stepCount,
         keysPerSec: Math.round(keysPerSec),
         impliedPassS: keysPerSec > 0 ? Math.round(KEYS / keysPerSec) : null,
         redisCpuPct: Number((((c1 - c0) / wall) * 100).toFixed(2)),

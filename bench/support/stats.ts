@@ -4,6 +4,8 @@ export interface Summary {
   n: number;
   p50: number;
   p99: number;
+  /** The 99.9th percentile: where a rare stall (one command behind a long one) shows before the p99 moves. */
+  p999: number;
   max: number;
   mean: number;
 }
@@ -23,6 +25,7 @@ export function summarize(values: ArrayLike<number>): Summary {
     n: sorted.length,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
+    p999: percentile(sorted, 99.9),
     max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
     mean: sorted.length ? sum / sorted.length : Number.NaN,
   };

@@ -267,6 +267,8 @@ export interface SourceStatus {
   untracked?: number;
   lastScanAt?: string;
   lastScanMs?: number;
+  /** Redis: the COUNT of the agent's last SCAN step (sized to REDIS_SCAN_STEP_US while the budget paces the pass). */
+  scanStepCount?: number;
   /**
    * Redis in track mode: how long the safety sweep's last round over every known lock took (each lock is re-read
    * about once per REDIS_SWEEP_MS, or slower when that would cost more than its part of the server-time budget).

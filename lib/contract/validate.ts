@@ -185,6 +185,7 @@ export const sourceSchema: z.ZodType<SourceStatus> = z.object({
   untracked: z.number().int().nonnegative().optional(),
   lastScanAt: isoTime.optional(),
   lastScanMs: z.number().nonnegative().optional(),
+  scanStepCount: z.number().int().positive().optional(),
   lastSweepMs: z.number().nonnegative().optional(),
   lastPollAt: isoTime.optional(),
   pollIntervalMs: z.number().int().positive().optional(),

@@ -27,6 +27,8 @@ export async function startInProcessAgent(
     pollIntervalMs?: number;
     sweepMs?: number;
     budgetPercent?: number;
+    /** REDIS_SCAN_STEP_US; absent: every step asks for COUNT 1000. */
+    scanStepUsec?: number;
     lockPatterns?: string[];
     keyspaceNotifications?: "off" | "use";
   },
@@ -40,6 +42,7 @@ export async function startInProcessAgent(
     log: (line) => log.push(line),
     lockPatterns: opts.lockPatterns ?? ["*lock*"],
     scanCount: 1000,
+    ...(opts.scanStepUsec !== undefined ? { scanStepUsec: opts.scanStepUsec } : {}),
     visitBudgetPerPoll: 0,
     valuePreviewBytes: 64,
     maxHoldMs: 0,

@@ -20,8 +20,13 @@ async function server(): Promise<RedisServer> {
   return r;
 }
 
-async function agent(url: string): Promise<InProcessAgent> {
-  const a = await startInProcessAgent(url, { changeDetection: "track", pollIntervalMs: 250, budgetPercent: 1 });
+async function agent(url: string, scanStepUsec?: number): Promise<InProcessAgent> {
+  const a = await startInProcessAgent(url, {
+    changeDetection: "track",
+    pollIntervalMs: 250,
+    budgetPercent: 1,
+    ...(scanStepUsec !== undefined ? { scanStepUsec } : {}),
+  });
   cleanup.push(() => a.stop());
   return a;
 }
@@ -89,4 +94,39 @@ describe("the paced SCAN at a 1% server-time budget", () => {
     // Unpaced, 200 steps of about 1 ms would finish the pass in the first poll.
     expect(a.loop.statuses()[0]!.lastScanAt).toBeUndefined();
   });
+
+  it("sizes each paced SCAN step to about REDIS_SCAN_STEP_US of the server's time (SLOWLOG's account of each step)", async () => {
+    const r = await server();
+    const c = r.client();
+    cleanup.push(() => c.disconnect());
+    await c.call("DEBUG", "POPULATE", "200000", "filler", "16");
+    // Every command into the slow log, with its arguments and the server's time for it.
+    await c.config("SET", "slowlog-log-slower-than", "0");
+    await c.config("SET", "slowlog-max-len", "100000");
+    const a = await agent(r.url, 100);
+    await waitFor("the steps sized", () => (a.loop.statuses()[0]!.scanStepCount ?? 1000) < 1000, {
+      timeoutMs: 30_000,
+    });
+    await c.call("SLOWLOG", "RESET");
+    const start = a.loop.polls;
+    await waitFor("12 more polls (3 s)", () => a.loop.polls >= start + 12, { timeoutMs: 60_000 });
+    const entries = (await c.call("SLOWLOG", "GET", "100000")) as Array<[number, number, number, Buffer[]]>;
+    const steps = entries
+      .map(([, , usec, args]) => ({ usec, name: String(args[0]).toLowerCase(), count: stepCount(args) }))
+      .filter((e) => e.name === "scan");
+    expect(steps.length).toBeGreaterThan(5);
+    const counts = new Set(steps.map((s) => s.count));
+    // About 1 µs a key here: 100 µs steps ask for tens to a few hundred keys, not 1,000.
+    expect(Math.max(...counts)).toBeLessThan(1000);
+    expect(Math.min(...counts)).toBeGreaterThanOrEqual(10);
+    // The server's time for the median step is near the target (a loaded machine makes some steps slower).
+    const usec = steps.map((s) => s.usec).sort((x, y) => x - y);
+    expect(usec[Math.floor(usec.length / 2)]!).toBeLessThan(300);
+  });
 });
+
+/** The COUNT argument of a SCAN in the slow log. */
+function stepCount(args: Buffer[]): number {
+  const i = args.findIndex((a) => String(a).toUpperCase() === "COUNT");
+  return i < 0 ? Number.NaN : Number(String(args[i + 1]));
+}

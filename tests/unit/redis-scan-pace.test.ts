@@ -23,6 +23,10 @@ class LoadedRedis implements RedisLockPort {
   readonly ran = new Set<string>();
   /** What each call of a command costs the server now, in µs. */
   usec: Record<string, number> = { scan: 8, type: 0.5, pttl: 0.5, "pubsub|numsub": 2 };
+  /** When set, a SCAN step costs this much per key asked (its COUNT) instead of usec.scan a call. */
+  scanUsecPerKey: number | null = null;
+  /** The COUNT of each SCAN step. */
+  readonly counts: number[] = [];
   /** The server's totals per command (a command marked as run before the test starts has ten calls). */
   private readonly totals = new Map<string, { calls: number; usec: number }>();
 
@@ -31,17 +35,18 @@ class LoadedRedis implements RedisLockPort {
     return (this.totals.get(command)?.usec ?? 0) / 1000;
   }
 
-  private account(command: string, calls: number): void {
+  private account(command: string, calls: number, usec = calls * this.usec[command]!): void {
     this.ran.add(command);
     const t = this.totals.get(command) ?? { calls: 0, usec: 0 };
     t.calls += calls;
-    t.usec += calls * this.usec[command]!;
+    t.usec += usec;
     this.totals.set(command, t);
   }
 
   async scan(cursor: string, count: number) {
-    this.account("scan", 1);
+    this.account("scan", 1, this.scanUsecPerKey === null ? undefined : count * this.scanUsecPerKey);
     this.scans++;
+    this.counts.push(count);
     clock += this.replyMs;
     const all = [...this.strings.keys(), ...this.hashes.keys()].sort();
     const total = all.length + this.virtualKeys;
@@ -95,7 +100,7 @@ class LoadedRedis implements RedisLockPort {
 }
 
 let ids = 0;
-function source(fake: LoadedRedis, budget: ServerTimeBudget) {
+function source(fake: LoadedRedis, budget: ServerTimeBudget, scanStepUsec?: number) {
   const s = new RedisSource(fake, {
     sourceId: "redis://127.0.0.1:1/0",
     agentId: "a1",
@@ -107,6 +112,7 @@ function source(fake: LoadedRedis, budget: ServerTimeBudget) {
     now: () => clock,
     sweepMs: 600_000,
     budget,
+    ...(scanStepUsec !== undefined ? { scanStepUsec } : {}),
   });
   s.setChangeDetection("track");
   return s;
@@ -210,6 +216,55 @@ describe("the SCAN pace under CPU contention", () => {
   });
 });
 
+describe("the size of a paced SCAN step (REDIS_SCAN_STEP_US)", () => {
+  /** 1,000,000 keys on a server where a step costs 4 µs a key asked: a COUNT 1000 step is 4 ms (10 M keys, paced). */
+  function coldKeyspace(scanStepUsec?: number) {
+    const fake = new LoadedRedis();
+    fake.replyMs = 1;
+    fake.virtualKeys = 1_000_000;
+    fake.scanUsecPerKey = 4;
+    fake.ran.add("type").add("pttl");
+    const budget = new ServerTimeBudget(0.01, () => clock);
+    return { fake, budget, s: source(fake, budget, scanStepUsec) };
+  }
+
+  it("sizes each step's COUNT to about the target once the server has accounted for a step, within the same budget", async () => {
+    const sized = coldKeyspace(250);
+    const elapsedMs = await pollEvery250ms(sized.s, 240);
+    // The first steps ask for 250 keys (about 1 µs a key until known: 1 ms each here); then 250 / 4 = 62.
+    expect(sized.fake.counts[0]).toBe(250);
+    const last = sized.fake.counts.slice(-20);
+    expect(new Set(last)).toEqual(new Set([62]));
+    expect(sized.s.status().scanStepCount).toBe(62);
+    // The server's time for SCAN stays within 1% of the minute (plus the 10 ms burst and one step of overdraft)…
+    const scanMs = sized.fake.serverMs("scan");
+    expect(scanMs).toBeLessThanOrEqual(0.01 * elapsedMs + 10 + 1);
+    // …and the pass moves on at nearly the pace of COUNT 1000 steps: the same server time, in smaller pieces.
+    const fixed = coldKeyspace();
+    await pollEvery250ms(fixed.s, 240);
+    expect(new Set(fixed.fake.counts)).toEqual(new Set([1000]));
+    const keys = (f: LoadedRedis) => f.counts.reduce((a, b) => a + b, 0);
+    expect(keys(sized.fake)).toBeGreaterThan(0.85 * keys(fixed.fake));
+    expect(keys(sized.fake)).toBeLessThan(1.15 * keys(fixed.fake));
+  });
+
+  it("asks for SCAN_COUNT when the budget is unlimited, and never less than 10 keys", async () => {
+    const unlimited = new LoadedRedis();
+    unlimited.virtualKeys = 5000;
+    unlimited.scanUsecPerKey = 4;
+    const s = source(unlimited, new ServerTimeBudget(0, () => clock), 250);
+    await pollEvery250ms(s, 3);
+    expect(new Set(unlimited.counts)).toEqual(new Set([1000]));
+
+    const c = new CommandCosts();
+    expect(c.scanCountFor(250, 1000)).toBeUndefined(); // nothing known yet
+    c.update("cmdstat_scan:calls=10,usec=80000,usec_per_call=8000.00\r\n"); // 8 µs a key at COUNT 1000
+    expect(c.scanCountFor(250, 1000)).toBe(31);
+    expect(c.scanCountFor(40, 1000)).toBe(10);
+    expect(c.scanCountFor(1_000_000, 1000)).toBe(1000);
+  });
+});
+
 describe("CommandCosts", () => {
   it("estimates PUBSUB NUMSUB (Redis 7 and 6 names) and EVALSHA from commandstats", () => {
     const c = new CommandCosts();
@@ -225,7 +280,9 @@ describe("CommandCosts", () => {
 
   it("settles reply times charged for want of an account, once, and lets what it cannot account for stand", () => {
     const c = new CommandCosts();
-    c.charged("scan", 2, 50, true);
+    // Two SCAN COUNT 1000 steps (SCAN is charged per key asked, one step a call).
+    c.charged("scan", 1000, 25, true);
+    c.charged("scan", 1000, 25, true);
     c.charged("read", 10, 30, true);
     c.charged("numsub", 1, 0.001, true); // charged less than the account: the difference is charged as well
     expect(c.awaiting(10)).toBe(true);
@@ -251,18 +308,33 @@ describe("CommandCosts", () => {
     c.update(stats(100, 80_000));
     expect(c.scanMs()).toBeCloseTo(step(800));
     // 50 steps charged at 800 µs while the server spent 1,600 µs on each (it waited for a core inside them).
-    for (let i = 0; i < 50; i++) c.charged("scan", 1, c.scanMs()!, false);
+    for (let i = 0; i < 50; i++) c.charged("scan", 1000, c.scanMs()!, false);
     expect(c.awaiting(10)).toBe(true); // 48 ms charged since the read: more than a second's 10 ms allowance
     expect(c.update(stats(150, 160_000))).toBeCloseTo(50 * (step(1600) - step(800)));
     expect(c.scanMs()).toBeCloseTo(step(1600)); // the interval's rate, not the 1,067 µs average since the start
     // An interval of fewer than ten calls is too noisy to go by: the average since the start stands for it.
-    c.charged("scan", 3, 3 * step(1600), false);
+    for (let i = 0; i < 3; i++) c.charged("scan", 1000, step(1600), false);
     expect(c.update(stats(153, 160_000 + 3 * 100))).toBeCloseTo(3 * step(160_300 / 153) - 3 * step(1600));
     expect(c.scanMs()).toBeCloseTo(step(160_300 / 153));
     // CONFIG RESETSTAT: fewer calls than at the last read; the new totals are the interval.
     c.update(stats(20, 10_000));
     expect(c.scanMs()).toBeCloseTo(step(500));
     expect(c.awaiting(10)).toBe(false);
+  });
+
+  it("charges SCAN per key asked: a smaller step at the rate per call of the steps the server last accounted for", () => {
+    const c = new CommandCosts();
+    const stats = (calls: number, usec: number) =>
+      `cmdstat_scan:calls=${calls},usec=${usec},usec_per_call=${(usec / calls).toFixed(2)}\r\n`;
+    c.update(stats(100, 80_000)); // 800 µs a step, taken to be COUNT 1000 steps
+    expect(c.scanMs(250)).toBeCloseTo((800 * 1.2 * 0.25 + 1) / 1000);
+    // Twenty steps of COUNT 100 charged at that estimate; the server says they took 120 µs each.
+    for (let i = 0; i < 20; i++) c.charged("scan", 100, c.scanMs(100)!, false);
+    const correction = c.update(stats(120, 80_000 + 20 * 120));
+    expect(correction).toBeCloseTo((20 * (120 * 1.2 + 1) - 20 * (80 * 1.2 + 1)) / 1000);
+    // Now 1.2 µs a key asked: a COUNT 250 step is 300 µs, and a 250 µs step asks for 208 keys.
+    expect(c.scanMs(250)).toBeCloseTo((300 * 1.2 + 1) / 1000);
+    expect(c.scanCountFor(250, 1000)).toBe(208);
   });
 
   it("gives a refund back to the budget, never beyond one second's allowance", () => {

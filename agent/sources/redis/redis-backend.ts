@@ -15,6 +15,7 @@ export const redisBackend: BackendModule<RedisTarget[]> = {
       log: deps.log,
       lockPatterns: a.lockPatterns,
       scanCount: a.scanCount,
+      scanStepUsec: a.scanStepUsec,
       visitBudgetPerPoll: Math.round((a.maxKeyVisitsPerSec * a.pollIntervalMs) / 1000),
       valuePreviewBytes: a.valuePreviewBytes,
       maxHoldMs: a.maxHoldMs,

@@ -28,6 +28,8 @@ export interface RedisSourcesOptions {
   log: (line: string) => void;
   lockPatterns: readonly string[];
   scanCount: number;
+  /** REDIS_SCAN_STEP_US (RedisSourceOptions.scanStepUsec). */
+  scanStepUsec?: number;
   /** Key visits per poll per node (see RedisSourceOptions); 0 = unlimited. */
   visitBudgetPerPoll: number;
   valuePreviewBytes: number;
@@ -255,6 +257,7 @@ class RedisTargetSource implements WatchedSource {
       newId: this.opts.newId,
       lockPatterns: this.opts.lockPatterns,
       scanCount: this.opts.scanCount,
+      ...(this.opts.scanStepUsec !== undefined ? { scanStepUsec: this.opts.scanStepUsec } : {}),
       visitBudgetPerPoll: this.opts.visitBudgetPerPoll,
       valuePreviewBytes: this.opts.valuePreviewBytes,
       maxHoldMs: this.opts.maxHoldMs,

@@ -132,6 +132,15 @@ export function parseCommandStats(info: string): Map<string, CommandAccount> {
 const MIN_INTERVAL_CALLS = 10;
 
 /**
+ * The COUNT the server's per-call account of SCAN is taken to stand for until lockscope's own steps are in it
+ * (SCAN_COUNT's default; the account may come from another client's steps, then it is settled at the next read).
+ */
+const ASSUMED_SCAN_COUNT = 1000;
+
+/** The smallest COUNT a sized SCAN step asks for: Redis's own default. */
+const MIN_SCAN_COUNT = 10;
+
+/**
  * What commandstats leaves out: reading and parsing the request, writing the reply (about a microsecond per small
  * pipelined command here). Without it the agent's measured share of the server's CPU came out at 1.2% for a 1%
  * budget (bench, 1 M keys).
@@ -139,9 +148,9 @@ const MIN_INTERVAL_CALLS = 10;
 const PER_COMMAND_USEC = 1;
 
 /**
- * What lockscope sends that the budget charges, each counted in its natural unit: SCAN steps, keys read (TYPE,
- * PTTL and a bounded read of two commands each), PUBSUB NUMSUB calls, keys fingerprinted (one EVALSHA each),
- * EXISTS calls (the sweep's check of a lock's companion keys, a few keys each).
+ * What lockscope sends that the budget charges, each counted in its natural unit: keys asked by SCAN steps (their
+ * COUNTs), keys read (TYPE, PTTL and a bounded read of two commands each), PUBSUB NUMSUB calls, keys fingerprinted
+ * (one EVALSHA each), EXISTS calls (the sweep's check of a lock's companion keys, a few keys each).
  */
 export type CommandKind = "scan" | "read" | "numsub" | "fingerprint" | "exists";
 
@@ -163,8 +172,13 @@ export class CommandCosts {
   private usec: Map<string, number> = new Map();
   /** Each command's totals at the last read, to take the next interval's time per call from. */
   private totals: Map<string, CommandAccount> = new Map();
-  /** Charged since the last read, per kind: units and ms. */
-  private readonly pending = new Map<CommandKind, { units: number; chargedMs: number }>();
+  /** Charged since the last read, per kind: units, batches (calls of `measure`) and ms. */
+  private readonly pending = new Map<CommandKind, { units: number; calls: number; chargedMs: number }>();
+  /**
+   * The mean COUNT of lockscope's SCAN steps in the last interval that had any: the server's account is per call,
+   * and a step's cost grows with its COUNT (REDIS_SCAN_STEP_US sizes it), so a step is charged per key asked.
+   */
+  private scanCountPerCall = ASSUMED_SCAN_COUNT;
   /** Whether a reply time was charged since the last read for want of an account. */
   private provisional = false;
 
@@ -186,9 +200,11 @@ export class CommandCosts {
       this.usec = rates;
       this.totals = parsed;
     }
+    const scan = this.pending.get("scan");
+    if (scan && scan.calls > 0) this.scanCountPerCall = scan.units / scan.calls;
     let correction = 0;
     for (const [kind, p] of this.pending) {
-      const est = this.estimateMs(kind, p.units);
+      const est = this.estimateMs(kind, p.units, p.calls);
       if (est !== undefined) correction += est - p.chargedMs;
     }
     // What the read does not list (a proxy that hides a command, a refused INFO) stands as charged: one read after
@@ -220,18 +236,26 @@ export class CommandCosts {
    * at the estimate. Settled at the next read.
    */
   charged(kind: CommandKind, units: number, chargedMs: number, provisional: boolean): void {
-    const p = this.pending.get(kind) ?? { units: 0, chargedMs: 0 };
+    const p = this.pending.get(kind) ?? { units: 0, calls: 0, chargedMs: 0 };
     p.units += units;
+    p.calls += 1;
     p.chargedMs += chargedMs;
     this.pending.set(kind, p);
     if (provisional) this.provisional = true;
   }
 
-  /** The server time of `units` of `kind`, in ms, or undefined while the server has not accounted for it. */
-  estimateMs(kind: CommandKind, units: number): number | undefined {
+  /**
+   * The server time of `units` of `kind` sent in `calls` batches, in ms, or undefined while the server has not
+   * accounted for it. SCAN's units are keys asked (the steps' COUNTs), one step a call.
+   */
+  estimateMs(kind: CommandKind, units: number, calls = 1): number | undefined {
     switch (kind) {
-      case "scan":
-        return this.perCall("scan", 1.2, units);
+      case "scan": {
+        const v = this.usec.get("scan");
+        return v === undefined
+          ? undefined
+          : ((v * 1.2 * units) / this.scanCountPerCall + calls * PER_COMMAND_USEC) / 1000;
+      }
       case "read":
         return this.readMs(units);
       case "numsub":
@@ -244,9 +268,21 @@ export class CommandCosts {
     }
   }
 
-  /** One SCAN step, in ms (plus a fifth for writing its reply of up to COUNT names). */
-  scanMs(): number | undefined {
-    return this.estimateMs("scan", 1);
+  /** One SCAN step of `count` keys, in ms (plus a fifth for writing its reply of up to COUNT names). */
+  scanMs(count = ASSUMED_SCAN_COUNT): number | undefined {
+    return this.estimateMs("scan", count);
+  }
+
+  /**
+   * The COUNT of a SCAN step whose own time on the server (its commandstats time, without the reply) is about
+   * `targetUsec`, between MIN_SCAN_COUNT and `max`; undefined while the server has not accounted for any SCAN.
+   */
+  scanCountFor(targetUsec: number, max: number): number | undefined {
+    const v = this.usec.get("scan");
+    if (v === undefined) return undefined;
+    const perKey = v / this.scanCountPerCall;
+    if (!(perKey > 0)) return max;
+    return Math.max(Math.min(MIN_SCAN_COUNT, max), Math.min(max, Math.floor(targetUsec / perKey)));
   }
 
   /**
