@@ -33,9 +33,9 @@ const GET_WINDOW_MS = 10_000;
 /**
  * Paired windows: the agent's process running and stopped (SIGSTOP) in turn, in the order running, stopped,
  * stopped, running, and again (ABBA twice), PAIRED_WINDOW_MS each with PAIRED_SETTLE_MS before each left out: once
- * for the watched server's CPU, then once with the GET loop for another client's latency. The machine's load drifts over a run (the one-off "no agent" baseline above was taken
- * minutes earlier); alternating windows put both sides under the same drift. Short enough that the dashboard does
- * not count a stopped agent as gone.
+ * for the watched server's CPU, then once with the GET loop for another client's latency. The machine's load
+ * drifts over a run (the one-off "no agent" baseline above was taken minutes earlier); alternating windows put both
+ * sides under the same drift. Short enough that the dashboard does not count a stopped agent as gone.
  */
 const PAIRED_ORDER = ["running", "stopped", "stopped", "running", "running", "stopped", "stopped", "running"] as const;
 const PAIRED_WINDOW_MS = 5_000;
@@ -530,13 +530,11 @@ export async function measureChangeDetection(
         log,
       );
   const announce = expected > 10_000;
+  const trackEnv = { REDIS_CHANGE_DETECTION: "track", ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}) };
   const track = await modeRun(
     ctx,
     "track",
-    {
-      REDIS_CHANGE_DETECTION: "track",
-      ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}),
-    },
+    trackEnv,
     expected,
     log,
     announce,
@@ -558,16 +556,7 @@ export async function measureChangeDetection(
         .split("+")
         .map((kv) => kv.split("=") as [string, string]),
     );
-    variants.push(
-      await modeRun(
-        ctx,
-        mode,
-        { REDIS_CHANGE_DETECTION: "track", ...(announce ? { LOCK_PATTERNS: ANNOUNCED_PATTERNS } : {}), ...settings },
-        expected,
-        log,
-        announce,
-      ),
-    );
+    variants.push(await modeRun(ctx, mode, { ...trackEnv, ...settings }, expected, log, announce));
   }
   const runs = [...(poll ? [poll] : []), track, ...variants];
   log(`watched Redis CPU with no agent for ${STEADY_MS / 1000} s (baseline, after the modes)`);

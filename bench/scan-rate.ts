@@ -5,8 +5,8 @@
  * POPULATE filler plus the bench's 10,000 locks, bench/seed-keyspace.ts). After SCAN_RATE_WARMUP_S of warm-up,
  * SCAN calls over SCAN_RATE_WINDOW_S (INFO commandstats) times the mean keys one SCAN COUNT 1000 step returns on
  * this server (sampled by the bench before the agent starts), scaled to the COUNT of the agent's steps at the
- * window's end (its scanStepCount), is the rate; the pass time it implies is the key count
- * over that rate: computed, not observed.
+ * window's end (its scanStepCount), is the rate; the pass time it implies is the key count over that rate:
+ * computed, not observed.
  *
  *   flock /tmp/lockscope-heavy.lock npx tsx bench/scan-rate.ts
  *
@@ -22,7 +22,7 @@ import { startAgent, startDashboard, TOKENS } from "../tests/harness/stack";
 import { seedKeyspace } from "./seed-keyspace";
 import { ensureAgentBundle } from "./support/agent-bundle";
 import { currentLoad } from "./support/machine";
-import { parseCommandStats, redisCpuSeconds } from "./support/redis-stats";
+import { readServerTime, redisCpuSeconds } from "./support/redis-stats";
 import { sleep } from "./support/stats";
 import { connectViewer } from "./support/ui-socket";
 
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     );
     try {
       await sleep(WARMUP_S * 1000);
-      const s0 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
+      const s0 = await readServerTime(admin);
       const cpu = () => redisCpuSeconds(admin);
       const c0 = await cpu();
       const t0 = performance.now();
@@ -82,8 +82,8 @@ async function main(): Promise<void> {
       await sleep(WINDOW_S * 1000);
       const wall = (performance.now() - t0) / 1000;
       const c1 = await cpu();
-      const s1 = parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
-      const calls = s1.calls - s0.calls;
+      const s1 = await readServerTime(admin);
+      const calls = s1.scanCalls - s0.scanCalls;
       // The agent sizes its steps (REDIS_SCAN_STEP_US): a step of COUNT n returns about n / 1000 of a COUNT 1000 one.
       const stepCount = viewer.source(agentId, sourceId)?.scanStepCount ?? 1000;
       const keysPerSec = (calls / wall) * keysPerStep * (stepCount / 1000);
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
         locks: seed.locks,
         windowS: Number(wall.toFixed(1)),
         scanCallsPerSec: Number((calls / wall).toFixed(2)),
-        scanUsecPerCall: calls > 0 ? Number(((s1.usec - s0.usec) / calls).toFixed(1)) : null,
+        scanUsecPerCall: calls > 0 ? Number(((s1.scanUsec - s0.scanUsec) / calls).toFixed(1)) : null,
         keysPerStep: Number(((keysPerStep * stepCount) / 1000).toFixed(1)),
         stepCount,
         keysPerSec: Math.round(keysPerSec),

@@ -8,10 +8,9 @@
  *
  *   flock /tmp/lockscope-heavy.lock npx tsx bench/scan-step-cost.ts [--rounds=3]
  */
-import type { Redis } from "ioredis";
 import { startRedis } from "../tests/harness/redis";
 import { currentLoad } from "./support/machine";
-import { parseCommandStats, redisCpuSeconds } from "./support/redis-stats";
+import { readServerTime, redisCpuSeconds } from "./support/redis-stats";
 import { sleep } from "./support/stats";
 
 const rounds = Number(process.argv.find((a) => a.startsWith("--rounds="))?.split("=")[1] ?? 3);
@@ -19,10 +18,6 @@ const WINDOW_MS = 10_000;
 const KEYS_PER_SEC = 5000;
 /** The agent's SCAN MATCH glob for the default LOCK_PATTERNS (README). */
 const MATCH = "*[lLmMsS][oOuUeE][cCtTmM][kKeEaA]*";
-
-async function scanAccount(admin: Redis): Promise<{ calls: number; usec: number }> {
-  return parseCommandStats(await admin.info("commandstats")).get("scan") ?? { calls: 0, usec: 0 };
-}
 
 async function main(): Promise<void> {
   const redis = await startRedis();
@@ -33,7 +28,7 @@ async function main(): Promise<void> {
     let cursor = "0";
     const window = async (count: number | null) => {
       const c0 = await redisCpuSeconds(admin);
-      const s0 = await scanAccount(admin);
+      const s0 = await readServerTime(admin);
       const t0 = performance.now();
       if (count === null) await sleep(WINDOW_MS);
       else {
@@ -47,14 +42,14 @@ async function main(): Promise<void> {
         }
       }
       const wall = (performance.now() - t0) / 1000;
-      const s1 = await scanAccount(admin);
-      const calls = s1.calls - s0.calls;
+      const s1 = await readServerTime(admin);
+      const calls = s1.scanCalls - s0.scanCalls;
       return {
         count,
         cpuPct: (((await redisCpuSeconds(admin)) - c0) / wall) * 100,
-        commandPct: ((s1.usec - s0.usec) / 1e6 / wall) * 100,
+        commandPct: ((s1.scanUsec - s0.scanUsec) / 1e6 / wall) * 100,
         calls,
-        usecPerStep: calls > 0 ? (s1.usec - s0.usec) / calls : null,
+        usecPerStep: calls > 0 ? (s1.scanUsec - s0.scanUsec) / calls : null,
       };
     };
     const out: Array<Awaited<ReturnType<typeof window>> & { round: number; idlePct: number }> = [];

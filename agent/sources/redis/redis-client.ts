@@ -104,8 +104,9 @@ export class IoredisLockPort implements RedisLockPort {
    * known by type, is read fully (TYPE, PTTL, length, bounded read); a key of another type than its first read
    * assumed (WRONGTYPE) or whose quick read failed gets TYPE and PTTL, then the reads for its type in a third
    * pipeline. Each command through ioredis costs the agent about 4.5 to 8 µs of CPU (10,000 PTTLs pipelined: 45
-   * ms; about 0.6 µs on the lean connection), and the reads of the 10,000 new locks held up the discovery pass: 2 commands instead of 4 for a short string, a small
-   * value of its family's type or a missing key, 8 as before for a key whose first read assumed the wrong type.
+   * ms; about 0.6 µs on the lean connection), and the reads of the 10,000 new locks held up the discovery pass: 2
+   * commands instead of 4 for a short string, a small value of its family's type or a missing key, 8 as before for
+   * a key whose first read assumed the wrong type.
    */
   async sample(keys: Buffer[], expectedTypes: ReadonlyArray<string | undefined>, previewBytes: number) {
     const out: Array<KeySample | null> = keys.map(() => null);
