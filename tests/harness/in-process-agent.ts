@@ -31,6 +31,8 @@ export async function startInProcessAgent(
     scanStepUsec?: number;
     lockPatterns?: string[];
     keyspaceNotifications?: "off" | "use";
+    /** COMMAND_TIMEOUT_MS; 1000 by default. */
+    commandTimeoutMs?: number;
   },
 ): Promise<InProcessAgent> {
   const events: LockEvent[] = [];
@@ -46,7 +48,7 @@ export async function startInProcessAgent(
     visitBudgetPerPoll: 0,
     valuePreviewBytes: 64,
     maxHoldMs: 0,
-    commandTimeoutMs: 1000,
+    commandTimeoutMs: opts.commandTimeoutMs ?? 1000,
     keyspaceNotifications: opts.keyspaceNotifications ?? "off",
     replicaCheck: false,
     addressMap: new Map(),

@@ -72,6 +72,13 @@ export function refusalLine(command: string, message: string): string {
   return `${command} refused: ${message.replace(/^ReplyError: /, "")}${grant}`;
 }
 
+/** The redirect connection closed while enable() ran: its "ready" runs the next one. */
+class ConnectionReplaced extends Error {
+  constructor() {
+    super("the invalidation connection was replaced");
+  }
+}
+
 export function startClientTracking(opts: ClientTrackingOptions): ClientTracking {
   const redirect = new Redis(opts.url, {
     lazyConnect: true,
@@ -82,6 +89,8 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
     connectionName: "lockscope-agent-invalidations",
     // Re-subscribing by itself would skip CLIENT ID and the re-enabling on the reader: done in enable() instead.
     autoResubscribe: false,
+    // Nor is a SUBSCRIBE sent to the old connection replayed on the new one (see enable()).
+    autoResendUnfulfilledCommands: false,
     retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 6), 5_000),
   });
   redirect.on("error", () => undefined); // the state below says what matters; the source reports the node's health
@@ -92,8 +101,10 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   let enabling: Promise<TrackingState> | null = null;
   let enableAgain = false;
   let keepalive: NodeJS.Timeout | null = null;
-  /** The redirect connection's CLIENT ID, while that connection stays up. */
+  /** The redirect connection's CLIENT ID, once it is subscribed, while that connection stays up. */
   let subscribedId: string | null = null;
+  /** Counts the redirect connection's closes: what an enable() learnt before one is about a connection gone. */
+  let epoch = 0;
 
   const report = (state: TrackingState) => {
     // An enable() still in flight when the node was replaced (a cluster failover) must not set the mode of the
@@ -110,30 +121,74 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
     else if (Buffer.isBuffer(message)) opts.onKeys([message]);
   });
 
-  /** CLIENT ID, SUBSCRIBE, then tracking on the reader (and BCAST on the announcer). */
+  /**
+   * CLIENT ID, SUBSCRIBE, then tracking on the reader (and BCAST on the announcer).
+   *
+   * A server restart can land between any two steps. A step's answer then belongs to a connection that is gone:
+   * its id, given to the new server's reader, names nothing or another client's connection there. So each step
+   * checks that the redirect connection is the one it started on, and the id is kept only once that very
+   * connection is subscribed. Commands sent to a connection that closed are not replayed on the next one
+   * (autoResendUnfulfilledCommands off here and on the announcer): a replayed SUBSCRIBE had subscribed the new
+   * connection behind this code's back, and CLIENT ID then failed "in subscriber mode" on every retry.
+   */
   async function enable(): Promise<TrackingState> {
     if (closed || refused) return { live: false, refused, reason: "stopped" };
     if (redirect.status !== "ready" || opts.reader.status !== "ready") {
       return { live: false, refused: false, reason: "not connected" };
     }
+    const started = epoch;
+    const sameConnection = () => {
+      if (epoch !== started) throw new ConnectionReplaced();
+    };
+    /**
+     * A step's answer, or ConnectionReplaced as soon as the redirect connection closes: ioredis does not replay
+     * what the closed connection had not answered (autoResendUnfulfilledCommands off), and settles it only at its
+     * timeout.
+     */
+    const onThisConnection = async <T>(step: Promise<T>): Promise<T> => {
+      step.catch(() => undefined);
+      sameConnection();
+      let onClose = () => undefined as void;
+      const closed = new Promise<never>((_, reject) => {
+        onClose = () => reject(new ConnectionReplaced());
+        redirect.once("close", onClose);
+      });
+      try {
+        return await Promise.race([step, closed]);
+      } finally {
+        redirect.off("close", onClose);
+      }
+    };
     let step = "CLIENT ID";
     try {
       // Asked once a connection: re-enabled while it stays up (the lean connection was lost), it is subscribed
       // already and answers subscriber commands only.
-      const id = (subscribedId ??= String(await redirect.call("CLIENT", "ID")));
-      step = "SUBSCRIBE __redis__:invalidate";
-      await redirect.subscribe(INVALIDATE_CHANNEL);
+      let id = subscribedId;
+      if (id === null) {
+        if (redirect.mode === "subscriber") {
+          // Subscribed with no id known: cannot happen with the replay off; should it, a new connection starts over.
+          redirect.disconnect(true);
+          const state: TrackingState = { live: false, refused: false, reason: "subscribed without a known CLIENT ID" };
+          report(state);
+          return state;
+        }
+        id = String(await onThisConnection(redirect.call("CLIENT", "ID")));
+        step = "SUBSCRIBE __redis__:invalidate";
+        await onThisConnection(redirect.subscribe(INVALIDATE_CHANNEL));
+        subscribedId = id;
+      }
       step = "CLIENT TRACKING";
-      await opts.reader.call("CLIENT", "TRACKING", "ON", "REDIRECT", id);
+      await onThisConnection(opts.reader.call("CLIENT", "TRACKING", "ON", "REDIRECT", id));
       // Without it (refused, unreachable, TLS) the reader carries every read, tracked, as before it existed.
-      await opts.companion?.track(id);
-      const note = await enableBroadcast(id);
+      await onThisConnection(opts.companion?.track(id) ?? Promise.resolve(true));
+      const note = await onThisConnection(enableBroadcast(id));
+      sameConnection();
       const state: TrackingState = note ? { live: true, note } : { live: true };
       report(state);
       return state;
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      if (isRefusal(message)) {
+      if (!(err instanceof ConnectionReplaced) && isRefusal(message)) {
         refused = true;
         opts.companion?.untracked();
         const reason = refusalLine(step, message);
@@ -160,6 +215,8 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
           maxRetriesPerRequest: 1,
           commandTimeout: opts.commandTimeoutMs,
           connectionName: "lockscope-agent-bcast",
+          // Its registration is redone with the current id when it is back, never replayed with an old one.
+          autoResendUnfulfilledCommands: false,
           retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 6), 5_000),
         });
         announcer.on("error", () => undefined);
@@ -222,6 +279,7 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   opts.reader.on("ready", tryEnable);
   redirect.on("close", () => {
     subscribedId = null;
+    epoch++;
     if (closed || refused) return;
     if (live)
       report({ live: false, refused: false, reason: "the invalidation connection was lost; polling until it is back" });
@@ -231,8 +289,12 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
   keepalive = setInterval(() => {
     if (closed || refused) return;
     if (redirect.status === "ready") {
-      // A connection that stopped answering is closed so that the reconnect path re-enables tracking.
-      redirect.ping().catch(() => redirect.disconnect(true));
+      // A connection that stopped answering is closed so that the reconnect path re-enables tracking (not the
+      // next one: a PING the closed connection did not answer fails only at its timeout).
+      const pinged = epoch;
+      redirect.ping().catch(() => {
+        if (epoch === pinged) redirect.disconnect(true);
+      });
     }
     if (!live) tryEnable();
   }, keepaliveMs);
@@ -247,8 +309,9 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
 
   const ready = (async (): Promise<TrackingState> => {
     await redirect.connect().catch(() => undefined);
-    if (enabling) return enabling;
-    return enable();
+    // Through tryEnable(), so that no other enable() runs beside it (the connection's "ready" has started one).
+    if (!enabling) tryEnable();
+    return enabling ?? { live: false, refused, reason: refused ? "refused" : "stopped" };
   })();
 
   return {

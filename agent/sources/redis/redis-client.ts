@@ -32,6 +32,11 @@ export function connectRedis(opts: RedisConnectionOptions): Redis {
     retryStrategy: (times) => Math.min(200 * 2 ** Math.min(times, 8), 10_000),
     // Never follow a replica's READONLY or a cluster redirect into writes: the agent only reads.
     autoResubscribe: false,
+    // What the old connection had sent and not had answered is not replayed on the new one (it fails at its
+    // timeout): a CLIENT TRACKING ... REDIRECT <id> of the old server would point this reader at whatever
+    // connection of the new one has that id, a SCAN cursor of the old server means nothing to the new one, and a
+    // release must not run after its caller was told it timed out.
+    autoResendUnfulfilledCommands: false,
   });
   client.on("ready", () => opts.onStatus(true));
   client.on("error", (err: Error) => opts.onStatus(false, err.message));
