@@ -165,13 +165,6 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
       // already and answers subscriber commands only.
       let id = subscribedId;
       if (id === null) {
-        if (redirect.mode === "subscriber") {
-          // Subscribed with no id known: cannot happen with the replay off; should it, a new connection starts over.
-          redirect.disconnect(true);
-          const state: TrackingState = { live: false, refused: false, reason: "subscribed without a known CLIENT ID" };
-          report(state);
-          return state;
-        }
         id = String(await onThisConnection(redirect.call("CLIENT", "ID")));
         step = "SUBSCRIBE __redis__:invalidate";
         await onThisConnection(redirect.subscribe(INVALIDATE_CHANNEL));
@@ -180,7 +173,7 @@ export function startClientTracking(opts: ClientTrackingOptions): ClientTracking
       step = "CLIENT TRACKING";
       await onThisConnection(opts.reader.call("CLIENT", "TRACKING", "ON", "REDIRECT", id));
       // Without it (refused, unreachable, TLS) the reader carries every read, tracked, as before it existed.
-      await onThisConnection(opts.companion?.track(id) ?? Promise.resolve(true));
+      if (opts.companion) await onThisConnection(opts.companion.track(id));
       const note = await onThisConnection(enableBroadcast(id));
       sameConnection();
       const state: TrackingState = note ? { live: true, note } : { live: true };

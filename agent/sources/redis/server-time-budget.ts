@@ -251,10 +251,8 @@ export class CommandCosts {
   estimateMs(kind: CommandKind, units: number, calls = 1): number | undefined {
     switch (kind) {
       case "scan": {
-        const v = this.usec.get("scan");
-        return v === undefined
-          ? undefined
-          : ((v * 1.2 * units) / this.scanCountPerCall + calls * PER_COMMAND_USEC) / 1000;
+        const perKey = this.scanUsecPerKey();
+        return perKey === undefined ? undefined : (perKey * 1.2 * units + calls * PER_COMMAND_USEC) / 1000;
       }
       case "read":
         return this.readMs(units);
@@ -278,9 +276,8 @@ export class CommandCosts {
    * `targetUsec`, between MIN_SCAN_COUNT and `max`; undefined while the server has not accounted for any SCAN.
    */
   scanCountFor(targetUsec: number, max: number): number | undefined {
-    const v = this.usec.get("scan");
-    if (v === undefined) return undefined;
-    const perKey = v / this.scanCountPerCall;
+    const perKey = this.scanUsecPerKey();
+    if (perKey === undefined) return undefined;
     if (!(perKey > 0)) return max;
     return Math.max(Math.min(MIN_SCAN_COUNT, max), Math.min(max, Math.floor(targetUsec / perKey)));
   }
@@ -298,6 +295,12 @@ export class CommandCosts {
   }
 
   /** `units` calls of one command at its average (times `replyFactor` for a reply that grows with the call). */
+  /** SCAN's server time per key asked, in µs (its account is per call: a call is a step of the last mean COUNT). */
+  private scanUsecPerKey(): number | undefined {
+    const v = this.usec.get("scan");
+    return v === undefined ? undefined : v / this.scanCountPerCall;
+  }
+
   private perCall(command: string, replyFactor: number, units: number): number | undefined {
     const v = this.usec.get(command);
     return v === undefined ? undefined : (units * (v * replyFactor + PER_COMMAND_USEC)) / 1000;
